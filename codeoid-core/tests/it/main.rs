@@ -1,0 +1,3 @@
+//! The one integration-test binary of codeoid-core: a module per concept.
+
+#![allow(clippy::unwrap_used)]
