@@ -198,11 +198,14 @@ impl ConversationBuilder {
         false
     }
 
-    /// The turns, dropping any that ended up with neither parts nor usage.
+    /// The turns, dropping any that ended up with no parts, no usage and no kept unsupported
+    /// content.
     pub fn finish(self) -> Vec<Turn> {
         self.turns
             .into_iter()
-            .filter(|t| !t.parts.is_empty() || t.usage.is_some())
+            .filter(|t| {
+                !t.parts.is_empty() || t.usage.is_some() || t.meta.contains_key("unsupported_parts")
+            })
             .collect()
     }
 

@@ -141,7 +141,16 @@ pub(crate) fn sniff(bytes: &[u8]) -> Sniffed {
                     return found;
                 }
             }
-            Ok(_) | Err(_) => {}
+            Ok(_) => {}
+            Err(e) if e.is_eof() && first_error.is_some() => {
+                return Sniffed::Unknown(format!(
+                    "it starts like a JSON document but ends early (line {}, column {}); the \
+                     file may be truncated",
+                    e.line(),
+                    e.column()
+                ));
+            }
+            Err(_) => {}
         }
     }
     Sniffed::Unknown(match first_error {
@@ -178,6 +187,12 @@ fn classify(obj: &Map<String, Value>) -> Option<Sniffed> {
     {
         return format(LogFormat::GeminiCli);
     }
+    if has("sessionId") && has("messageId") && obj.get("message").is_some_and(Value::is_string) {
+        return Some(Sniffed::Refused(
+            "it is a Gemini CLI prompt log (logs.json), which holds prompts without answers; \
+             import the chats/session-*.json files next to it instead",
+        ));
+    }
     if ty.is_some_and(|t| CLAUDE_TYPES.contains(&t))
         && (has("uuid")
             || has("sessionId")
@@ -202,12 +217,6 @@ fn classify(obj: &Map<String, Value>) -> Option<Sniffed> {
         return Some(Sniffed::Refused(
             "it is a Codex prompt history (history.jsonl), which holds prompts without answers; \
              import the rollouts under ~/.codex/sessions instead",
-        ));
-    }
-    if has("sessionId") && has("messageId") && obj.get("message").is_some_and(Value::is_string) {
-        return Some(Sniffed::Refused(
-            "it is a Gemini CLI prompt log (logs.json), which holds prompts without answers; \
-             import the chats/session-*.json files next to it instead",
         ));
     }
     None
