@@ -25,56 +25,27 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+mod items;
+mod tokens;
+
+use self::items::{is_harness_context, message_parts, output_parts, reasoning_text};
+use self::tokens::{Count, Ledger};
 use super::conversation::{ConversationBuilder, TurnHead};
-use super::fields::{self, Stamp, count, str_field, string_field};
+use super::fields::{self, Stamp, str_field, string_field};
 use super::jsonl;
 use super::report::{At, ImportReport};
 use super::session::{ImportedSession, LogFormat, SessionKind};
-use crate::canonical::{
-    CallUsage, Part, Signature, Thinking, ToolCall, ToolResult, ToolResultPart,
-};
+use crate::canonical::{CallUsage, Part, Signature, Thinking, ToolCall, ToolResult};
 
 const SOURCE: &str = "codex";
 /// Every assistant item of one response shares this key; sealing ends the response.
 const RESPONSE: &str = "response";
 
-/// Cumulative token totals of one `token_count` event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Totals {
-    input: u64,
-    cached: u64,
-    output: u64,
-}
-
-impl Totals {
-    fn of(obj: &Map<String, Value>) -> Totals {
-        Totals {
-            input: count(obj, "input_tokens"),
-            cached: count(obj, "cached_input_tokens"),
-            output: count(obj, "output_tokens"),
-        }
-    }
-
-    fn covers(&self, earlier: &Totals) -> bool {
-        self.input >= earlier.input
-            && self.cached >= earlier.cached
-            && self.output >= earlier.output
-    }
-
-    fn minus(&self, earlier: &Totals) -> Totals {
-        Totals {
-            input: self.input - earlier.input,
-            cached: self.cached - earlier.cached,
-            output: self.output - earlier.output,
-        }
-    }
-}
-
 struct Reader<'a> {
     path: &'a Path,
     builder: ConversationBuilder,
     model: Option<String>,
-    totals: Option<Totals>,
+    ledger: Ledger,
 }
 
 /// Reads one Codex rollout.
@@ -117,7 +88,7 @@ pub(crate) fn read(path: &Path, bytes: &[u8], report: &mut ImportReport) -> Vec<
         path,
         builder: ConversationBuilder::new(SOURCE, Some(provider), primary),
         model: None,
-        totals: None,
+        ledger: Ledger::default(),
     };
     for (number, obj) in records {
         reader.record(obj, number, report, &mut session);
@@ -394,40 +365,30 @@ impl Reader<'_> {
         head: &TurnHead,
         report: &mut ImportReport,
     ) {
-        let Some(info) = event.get("info").and_then(Value::as_object) else {
-            report.ignored("event_msg token_count without info");
-            return;
-        };
-        let total = info.get("total_token_usage").and_then(Value::as_object);
-        let last = info.get("last_token_usage").and_then(Value::as_object);
-        let Some(current) = total.or(last).map(Totals::of) else {
-            report.ignored("event_msg token_count without info");
-            return;
-        };
-        let delta = match (self.totals, total) {
-            (Some(previous), Some(_)) if previous == current => {
+        let at = At::Line(line_of(head));
+        let delta = match self.ledger.record(event) {
+            Count::Delta(delta) => delta,
+            Count::Reset(delta) => {
+                report.warn(
+                    self.path,
+                    at,
+                    "cumulative token totals went down; counted the last call's usage instead",
+                );
+                delta
+            }
+            Count::Repeat => {
                 report.repeated_usage_merged += 1;
                 return;
             }
-            (Some(previous), Some(_)) if current.covers(&previous) => current.minus(&previous),
-            (Some(_), Some(_)) => {
-                report.warn(
-                    self.path,
-                    At::Line(line_of(head)),
-                    "cumulative token totals went down; counted the last call's usage instead",
-                );
-                last.map_or(current, Totals::of)
+            Count::Empty => {
+                report.ignored("event_msg token_count without usage");
+                return;
             }
-            (None, Some(_)) => current,
-            (_, None) => current,
         };
-        if total.is_some() {
-            self.totals = Some(current);
-        }
         let Some(index) = self.builder.last_assistant() else {
             report.warn(
                 self.path,
-                At::Line(line_of(head)),
+                at,
                 "token count before any assistant turn; not attributed",
             );
             return;
@@ -465,118 +426,4 @@ fn is_bare_item(kind: &str) -> bool {
             | "custom_tool_call_output"
             | "local_shell_call"
     )
-}
-
-/// User messages Codex writes itself: the environment and AGENTS.md instructions.
-fn is_harness_context(parts: &[Part]) -> bool {
-    !parts.is_empty()
-        && parts.iter().all(|p| match p {
-            Part::Text { text } => {
-                let t = text.trim_start();
-                t.starts_with("<environment_context>")
-                    || t.starts_with("<user_instructions>")
-                    || t.starts_with("# AGENTS.md instructions")
-            }
-            _ => false,
-        })
-}
-
-/// Text of a reasoning item: its full content when present, else its summary.
-fn reasoning_text(item: &Map<String, Value>) -> String {
-    let texts = |key: &str| -> Vec<String> {
-        item.get(key)
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| i.get("text").and_then(Value::as_str).map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let content = texts("content");
-    if content.is_empty() {
-        texts("summary").join("\n\n")
-    } else {
-        content.join("\n\n")
-    }
-}
-
-/// Content items of a message: `input_text`/`output_text` → text, `refusal` → text,
-/// `input_image` → image.
-fn message_parts(content: Option<&Value>) -> Result<Vec<Part>, String> {
-    let items = match content {
-        Some(Value::Array(items)) => items,
-        Some(Value::String(text)) => return Ok(vec![Part::Text { text: text.clone() }]),
-        Some(other) => {
-            return Err(format!(
-                "message content is a JSON {}, not an array",
-                jsonl::kind_of(other)
-            ));
-        }
-        None => return Err("message has no \"content\"".to_owned()),
-    };
-    let mut parts = Vec::with_capacity(items.len());
-    for (index, item) in items.iter().enumerate() {
-        let obj = item.as_object().ok_or_else(|| {
-            format!(
-                "content item {index} is a JSON {}, not an object",
-                jsonl::kind_of(item)
-            )
-        })?;
-        match str_field(obj, "type").unwrap_or_default() {
-            "input_text" | "output_text" | "text" => parts.push(Part::Text {
-                text: str_field(obj, "text").unwrap_or_default().to_owned(),
-            }),
-            "refusal" => parts.push(Part::Text {
-                text: str_field(obj, "refusal").unwrap_or_default().to_owned(),
-            }),
-            "input_image" => {
-                if let Some(url) = str_field(obj, "image_url") {
-                    parts.push(Part::Image(fields::image_from_url(url)));
-                }
-            }
-            other => return Err(format!("content item {index} has unknown type {other:?}")),
-        }
-    }
-    Ok(parts)
-}
-
-/// A call output: a string, `{content, success}`, or an array of `input_text`/`input_image`.
-fn output_parts(output: Option<&Value>) -> Result<(Vec<ToolResultPart>, bool), String> {
-    match output {
-        None | Some(Value::Null) => Ok((Vec::new(), false)),
-        Some(Value::String(text)) => Ok((vec![ToolResultPart::Text { text: text.clone() }], false)),
-        Some(Value::Object(obj)) => {
-            let failed = obj.get("success").and_then(Value::as_bool) == Some(false);
-            let (parts, _) = output_parts(obj.get("content"))?;
-            Ok((parts, failed))
-        }
-        Some(Value::Array(items)) => {
-            let mut parts = Vec::with_capacity(items.len());
-            for item in items {
-                let Some(obj) = item.as_object() else {
-                    return Err(format!(
-                        "output item is a JSON {}, not an object",
-                        jsonl::kind_of(item)
-                    ));
-                };
-                match str_field(obj, "type").unwrap_or_default() {
-                    "input_image" => {
-                        if let Some(url) = str_field(obj, "image_url") {
-                            parts.push(ToolResultPart::Image(fields::image_from_url(url)));
-                        }
-                    }
-                    _ => parts.push(ToolResultPart::Text {
-                        text: str_field(obj, "text").unwrap_or_default().to_owned(),
-                    }),
-                }
-            }
-            Ok((parts, false))
-        }
-        Some(other) => Err(format!(
-            "call output is a JSON {}; expected a string, object or array",
-            jsonl::kind_of(other)
-        )),
-    }
 }
