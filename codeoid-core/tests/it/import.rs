@@ -234,6 +234,23 @@ fn a_whole_projects_folder_imports_with_subagents_linked() {
 }
 
 #[test]
+fn a_renamed_subagent_transcript_is_still_a_subagent() {
+    let rel = "claude-code-sessions/spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl";
+    let bytes = std::fs::read(fixture(rel)).unwrap();
+    let import =
+        import::read_bytes(LogFormat::ClaudeCode, Path::new("renamed.jsonl"), &bytes).unwrap();
+    assert_eq!(import.sessions.len(), 1);
+    let session = &import.sessions[0];
+    check_invariants(session);
+    assert_eq!(session.kind, SessionKind::Subagent);
+    assert_eq!(
+        session.session_id,
+        "4d5611e5-241a-462a-8d15-5122611a9569:agent-a2898e3"
+    );
+    assert_eq!(session.stats(), read(rel).sessions[0].stats());
+}
+
+#[test]
 fn inline_sidechains_of_older_versions_become_linked_subagent_sessions() {
     let rel = "claude-code-sessions/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
     let import = read(rel);

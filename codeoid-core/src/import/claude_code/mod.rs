@@ -92,7 +92,10 @@ fn fill(slot: &mut Option<String>, value: &Option<String>) {
 /// State of one file being read.
 struct FileReader<'a> {
     path: &'a Path,
+    /// The whole file is one subagent's transcript.
     agent_file: bool,
+    /// A message has been routed to a conversation already.
+    routed: bool,
     main: Group,
     sidechains: Vec<Group>,
     /// Sidechain line uuid → index of its group.
@@ -113,6 +116,7 @@ pub(crate) fn read(path: &Path, bytes: &[u8], report: &mut ImportReport) -> Vec<
     let mut reader = FileReader {
         path,
         agent_file,
+        routed: false,
         main: Group::new(!agent_file, None),
         sidechains: Vec::new(),
         chain_of: HashMap::new(),
@@ -202,10 +206,17 @@ impl FileReader<'_> {
         }
     }
 
-    fn group_for(&mut self, record: &Record) -> usize {
-        // usize::MAX stands for the main group.
+    /// The conversation `record` belongs to: `None` for the main one, else the index of its
+    /// sidechain group (created when the record starts a new chain).
+    fn group_for(&mut self, record: &Record) -> Option<usize> {
+        if !self.routed && record.sidechain && record.agent_id.is_some() {
+            // A subagent transcript under another name: its first message says so.
+            self.agent_file = true;
+            self.main = Group::new(false, None);
+        }
+        self.routed = true;
         if self.agent_file || !record.sidechain {
-            return usize::MAX;
+            return None;
         }
         let parent = record
             .parent_uuid
@@ -221,7 +232,7 @@ impl FileReader<'_> {
         if let Some(uuid) = &record.uuid {
             self.chain_of.insert(uuid.clone(), index);
         }
-        index
+        Some(index)
     }
 
     fn message(&mut self, mut record: Record, report: &mut ImportReport) -> Result<(), String> {
@@ -241,11 +252,9 @@ impl FileReader<'_> {
         if let Some(why) = &record.timestamp_warning {
             report.warn(self.path, At::Line(record.line), why.clone());
         }
-        let index = self.group_for(&record);
-        let group = if index == usize::MAX {
-            &mut self.main
-        } else {
-            &mut self.sidechains[index]
+        let group = match self.group_for(&record) {
+            Some(index) => &mut self.sidechains[index],
+            None => &mut self.main,
         };
         group.note(&record);
 
