@@ -100,7 +100,9 @@ pub struct ImportReport {
     pub warnings: u64,
     /// The first [`MAX_LISTED_ISSUES`] warnings.
     pub warning_list: Vec<Issue>,
-    /// Files under an imported folder that were not imported, and why.
+    /// Files under an imported folder that were not imported (not a session log, unreadable).
+    pub files_skipped: u64,
+    /// The first [`MAX_LISTED_ISSUES`] of them, and why.
     pub skipped_files: Vec<SkippedFile>,
 }
 
@@ -128,6 +130,10 @@ impl ImportReport {
     }
 
     pub(crate) fn skip_file(&mut self, path: &Path, reason: impl Into<String>) {
+        self.files_skipped += 1;
+        if self.skipped_files.len() >= MAX_LISTED_ISSUES {
+            return;
+        }
         self.skipped_files.push(SkippedFile {
             path: path.to_path_buf(),
             reason: reason.into(),

@@ -713,6 +713,58 @@ fn codex_token_counts_that_repeat_are_never_double_counted() {
 }
 
 #[test]
+fn current_codex_rollouts_skip_instructions_and_echoed_events() {
+    // The shape Codex 0.13x writes: instructions as a developer message, the environment as a
+    // user message, every prompt and answer echoed as event_msg, rate limits on token counts.
+    let log = [
+        r#"{"timestamp":"2026-06-05T04:58:20.653Z","type":"session_meta","payload":{"id":"019e9625-802f","timestamp":"2026-06-05T04:58:20.593Z","cwd":"/tmp/ws","originator":"codex_exec","cli_version":"0.135.0","source":"exec","model_provider":"openai","base_instructions":{"text":"You are Codex."}}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:20.657Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t1","model_context_window":258400}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:23.498Z","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>sandbox: read-only</permissions instructions>"}]}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:23.498Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/tmp/ws</cwd>\n</environment_context>"}]}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:23.498Z","type":"turn_context","payload":{"turn_id":"t1","cwd":"/tmp/ws","model":"gpt-5.5","summary":"auto"}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:23.506Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"what is in this folder?"}]}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:23.506Z","type":"event_msg","payload":{"type":"user_message","message":"what is in this folder?","images":[]}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:26.680Z","type":"event_msg","payload":{"type":"agent_message","message":"Nothing yet.","phase":"final_answer"}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:26.681Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Nothing yet."}],"phase":"final_answer"}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:26.707Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":22539,"cached_input_tokens":20864,"output_tokens":10,"reasoning_output_tokens":0,"total_tokens":22549},"last_token_usage":{"input_tokens":22539,"cached_input_tokens":20864,"output_tokens":10,"reasoning_output_tokens":0,"total_tokens":22549},"model_context_window":258400},"rate_limits":{"primary":{"used_percent":15.0}}}}"#,
+        r#"{"timestamp":"2026-06-05T04:58:26.713Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"Nothing yet."}}"#,
+    ]
+    .join("\n");
+    let path = Path::new("rollout-2026-06-05T04-58-20-019e9625-802f.jsonl");
+    let import = import::read_bytes(LogFormat::Codex, path, log.as_bytes()).unwrap();
+    assert_eq!(import.sessions.len(), 1);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    assert_eq!(s.session_id, "019e9625-802f");
+    assert_eq!(s.meta["version"], "0.135.0");
+    let texts: Vec<String> = s.turns.iter().map(Turn::text).collect();
+    assert_eq!(
+        texts,
+        [
+            "<environment_context>\n  <cwd>/tmp/ws</cwd>\n</environment_context>",
+            "what is in this folder?",
+            "Nothing yet."
+        ]
+    );
+    assert_eq!(s.turns[0].meta["is_meta"], true);
+    assert!(!s.turns[1].meta.contains_key("is_meta"));
+    assert_eq!(s.turns[2].model.as_deref(), Some("gpt-5.5"));
+    let call = &s.turns[2].usage.as_ref().unwrap().calls[0];
+    assert_eq!(
+        (
+            call.input_tokens,
+            call.cache_read_tokens,
+            call.output_tokens
+        ),
+        (22539 - 20864, 20864, 10)
+    );
+    // session_meta, task_started, developer message, turn_context, user_message,
+    // agent_message, task_complete.
+    assert_eq!(import.report.non_message_lines_ignored, 7);
+    assert_eq!(import.report.non_message_types["developer message"], 1);
+}
+
+#[test]
 fn gemini_chats_import_from_json_and_patched_jsonl() {
     let import = read("codex-gemini-fixtures/v1_gemini_golden.json");
     let s = &import.sessions[0];
@@ -961,6 +1013,7 @@ fn unknown_and_unsupported_files_get_clear_errors() {
     let import = import::read_path(dir.path()).unwrap();
     assert_eq!(import.sessions.len(), 1);
     assert_eq!(import.report.skipped_files.len(), 2);
+    assert_eq!(import.report.files_skipped, 2);
     assert!(
         import
             .report
