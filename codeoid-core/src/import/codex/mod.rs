@@ -20,6 +20,9 @@
 //! later assistant items start a new turn.
 //!
 //! Turn ids are `line-<n>` of the turn's first line (rollouts are append-only).
+//!
+//! This module walks the lines and assembles turns; payload → part conversion lives in
+//! `items`, cumulative token accounting in `tokens`.
 
 use std::path::{Path, PathBuf};
 

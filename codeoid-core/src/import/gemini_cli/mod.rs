@@ -15,6 +15,9 @@
 //! `error` messages become error parts; `info`/`warning` are UI notices and are ignored.
 //! Gemini counts cached tokens inside `input` and thoughts outside `output`, so usage is
 //! `input - cached` (+ `tool`) uncached input, `cached` cache reads, `output + thoughts` output.
+//!
+//! This module turns the final message list into turns; `replay` produces that list from
+//! either file form and `parts` converts Gemini content.
 
 mod parts;
 mod replay;
