@@ -18,7 +18,7 @@
 //! let window = policy.window(Some("claude-sonnet-4-5-20250929"), None)?;
 //! let turns = vec![Turn::user_text("port the parser to nom")];
 //! for _ in 0..5 {
-//!     let usage = Usage { calls: vec![CallUsage { input_tokens: 195_000, ..CallUsage::default() }] };
+//!     let usage = Usage { calls: vec![CallUsage { input_tokens: 195_000, primary: true, ..CallUsage::default() }] };
 //!     let decision = policy.observe(&mut state, Some(&usage), &window);
 //!     if decision.should_rotate {
 //!         let anchor = Anchor::from_turns(&turns);
