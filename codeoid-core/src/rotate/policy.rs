@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::RotationConfig;
 use super::seed::{Anchor, SeedBlock};
-use super::window::{ContextWindow, MAX_WINDOW, resolve_window};
+use super::window::{ContextWindow, MAX_WINDOW, resolve_window, validate_window};
 use crate::canonical::Usage;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -204,6 +204,16 @@ impl RotationPolicy {
             }
         };
 
+        // `ContextWindow` has public fields: a hand-built zero window must not divide by zero
+        // and read as "over the hard limit".
+        if let Err(e) = validate_window(window.tokens, "context window") {
+            return decision(
+                false,
+                Reason::NoSignal,
+                format!("{}; not rotating", e.message()),
+                None,
+            );
+        }
         let Some(usage) = usage else {
             return decision(
                 false,
@@ -508,6 +518,26 @@ mod tests {
             );
             assert_eq!(d.occupancy, None);
             assert_eq!(state.turns_since_rotation, before + i as u32 + 1);
+        }
+    }
+
+    #[test]
+    fn a_hand_built_invalid_window_never_rotates() {
+        let p = policy(true);
+        let mut state = warmed(&p);
+        for tokens in [0, 10, MAX_WINDOW + 1] {
+            let window = ContextWindow {
+                tokens,
+                source: crate::rotate::WindowSource::Override,
+            };
+            let d = p.observe(&mut state, Some(&usage(vec![call(195_000, true)])), &window);
+            assert_eq!(
+                (d.should_rotate, d.reason),
+                (false, Reason::NoSignal),
+                "{d:?}"
+            );
+            assert!(d.message.contains(&tokens.to_string()), "{}", d.message);
+            assert_eq!(d.occupancy, None);
         }
     }
 
