@@ -12,7 +12,8 @@
 //! - Same input, same output, byte for byte: the generator is a fixed-seed SplitMix64, every tie
 //!   breaks towards the lower index, and no hash-map order is involved.
 //! - Bounded work: at most [`MAX_ITERATIONS`] Lloyd iterations per k, stopping early as soon as
-//!   no assignment changes; vectors live in one flat `Vec<f32>`.
+//!   at most 0.5% of the points change cluster (none, below 200 points); the centroids returned
+//!   always match the assignments returned. Vectors live in one flat `Vec<f32>`.
 //! - Every cluster of the result has at least one member.
 //!
 //! This module knows vectors only; labels, files and times are `label`'s business.
@@ -189,8 +190,11 @@ fn lloyd(units: &[f32], dim: usize, seeds: &[usize]) -> (Vec<usize>, Vec<f32>) {
         .collect();
     let mut assignments = vec![usize::MAX; n];
     let mut similarity = vec![0.0f32; n];
+    // Noise-like data keeps moving a few boundary points for many iterations; those moves do
+    // not change what a topic is about, so a 0.5% churn counts as converged.
+    let tolerance = n / 200;
     for _ in 0..MAX_ITERATIONS {
-        let mut changed = false;
+        let mut changed = 0usize;
         for i in 0..n {
             let x = row(units, dim, i);
             let (mut best, mut best_sim) = (0, f32::NEG_INFINITY);
@@ -203,13 +207,16 @@ fn lloyd(units: &[f32], dim: usize, seeds: &[usize]) -> (Vec<usize>, Vec<f32>) {
             similarity[i] = best_sim;
             if assignments[i] != best {
                 assignments[i] = best;
-                changed = true;
+                changed += 1;
             }
         }
-        if !changed {
+        if changed == 0 {
             break;
         }
         recompute_centroids(units, dim, &mut assignments, &similarity, &mut centroids);
+        if changed <= tolerance {
+            break;
+        }
     }
     (assignments, centroids)
 }
