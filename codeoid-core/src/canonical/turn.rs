@@ -212,7 +212,10 @@ pub struct Usage {
 }
 
 /// Token usage of one model call.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `Default` is an empty *primary* call, matching the serde default: a call is primary unless a
+/// harness says otherwise, so code that builds usage with `..CallUsage::default()` still rotates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallUsage {
     /// Uncached input tokens.
@@ -240,6 +243,20 @@ pub struct CallUsage {
 
 fn default_true() -> bool {
     true
+}
+
+impl Default for CallUsage {
+    fn default() -> Self {
+        CallUsage {
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
+            primary: true,
+            model: None,
+            request_id: None,
+        }
+    }
 }
 
 impl CallUsage {

@@ -3,3 +3,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod import;
+mod index;
+mod rotate;
