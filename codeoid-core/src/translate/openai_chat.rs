@@ -1,0 +1,593 @@
+//! Canonical ⇄ OpenAI Chat Completions `messages`.
+//!
+//! An assistant turn is one `assistant` message: `reasoning_content` (unsigned reasoning, only with
+//! [`Options::chat_reasoning_content`]), `content` (a string for one text part, text parts for
+//! several, `null` when there is none) and `tool_calls` (arguments as a JSON string). A user turn
+//! is one `tool` message per result, in call order, then one `user` message with the rest. System
+//! and developer messages are read into [`Conversation::system`].
+//!
+//! What Chat has no place for, and how it is handled:
+//! - the error flag: the text starts with the [`ERROR_MARKER`](super::ERROR_MARKER) line;
+//! - images in tool results: `tool` messages carry text only, so the images follow in the next
+//!   `user` message after a text part `[tool call {id} returned {n} image(s)]`, and reading back
+//!   reattaches exactly `n` images to that result (reported as moved only when the result had text
+//!   after an image);
+//! - the fixed layout reasoning → text → calls (other orders are reported as moved);
+//! - assistant images, image file ids, URL image media types, signed thinking, `provider_id`s
+//!   (dropped, reported);
+//! - ids over 40 characters (hashed, reported).
+//!
+//! Reading back merges `tool` messages with the `user` message right after them into one turn,
+//! so a results-only turn followed by another user turn is reported as merged.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value, json};
+
+use crate::canonical::{
+    Image, ImageSource, Part, Role, Thinking, ToolCall, ToolResult, ToolResultPart, Turn,
+};
+use crate::error::{Error, Result};
+
+use super::Conversation;
+use super::anthropic::note_provider_id;
+use super::arguments;
+use super::backend::{Backend, Format, Options};
+use super::ids;
+use super::loss::{LossKind, Losses};
+use super::media;
+use super::normalize::{PieceKind, Plan, PlanTurn};
+use super::read;
+use super::thinking::{self, Verdict};
+use super::tool_error::{self, ERROR_MARKER};
+
+/// Writes the planned turns as Chat messages.
+pub(crate) fn encode(
+    plan: &Plan<'_>,
+    turns: &[Turn],
+    backend: &Backend,
+    options: &Options,
+    losses: &mut Losses,
+) -> Vec<Value> {
+    let mut messages = Vec::with_capacity(plan.turns.len() * 2);
+    for (k, turn) in plan.turns.iter().enumerate() {
+        match turn.role {
+            Role::Assistant => assistant(turn, turns, backend, options, losses, &mut messages),
+            Role::User => {
+                let left_open = user(turn, losses, &mut messages);
+                if let Some(next) = plan.turns.get(k + 1).filter(|n| n.role == Role::User) {
+                    if left_open {
+                        losses.turn(
+                            next.index,
+                            LossKind::Merged,
+                            "reads back as part of the previous turn: openai puts tool results \
+                             and the user message after them in one turn",
+                        );
+                    }
+                }
+            }
+        }
+    }
+    messages
+}
+
+fn assistant(
+    turn: &PlanTurn<'_>,
+    turns: &[Turn],
+    backend: &Backend,
+    options: &Options,
+    losses: &mut Losses,
+    messages: &mut Vec<Value>,
+) {
+    let mut reasoning: Vec<&str> = Vec::new();
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
+    let mut calls = Vec::new();
+    // Chat's layout is reasoning, then text, then calls; anything else reads back reordered.
+    let (mut stage, mut reordered) = (0u8, false);
+    let mut advance = |to: u8| {
+        reordered |= to < stage;
+        stage = stage.max(to);
+    };
+    for piece in &turn.pieces {
+        let at = piece.at;
+        match &piece.kind {
+            PieceKind::Text(text) => {
+                advance(1);
+                texts.push(Cow::Borrowed(text.as_ref()));
+            }
+            PieceKind::Image(_) => losses.part(
+                at,
+                LossKind::Dropped,
+                "image in an assistant turn; openai chat accepts images from the user only",
+            ),
+            PieceKind::Thinking(t) => {
+                let owner = turns[at.0].provider.as_deref();
+                if thinking::classify(t, owner, backend, options) == Verdict::Native {
+                    advance(0);
+                    if !reasoning.is_empty() {
+                        losses.part(
+                            at,
+                            LossKind::Merged,
+                            "thinking joined with the previous thinking into one reasoning_content",
+                        );
+                    }
+                    reasoning.push(&t.text);
+                } else if let Some(text) = thinking::foreign(t, backend, options, at, losses) {
+                    advance(1);
+                    texts.push(Cow::Owned(text));
+                }
+            }
+            PieceKind::Call(call) => {
+                advance(2);
+                calls.push(tool_call(call, at, losses));
+            }
+            // normalize never puts results in assistant turns.
+            PieceKind::Result { .. } => {}
+        }
+    }
+    if reordered {
+        losses.turn(
+            turn.index,
+            LossKind::Moved,
+            "assistant content reordered to openai chat's layout: reasoning, text, tool calls",
+        );
+    }
+    if reasoning.is_empty() && texts.is_empty() && calls.is_empty() {
+        return;
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    message.insert("content".into(), text_content(texts));
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if !reasoning.is_empty() {
+        message.insert("reasoning_content".into(), json!(reasoning.join("\n\n")));
+    }
+    messages.push(Value::Object(message));
+}
+
+fn text_content(mut texts: Vec<Cow<'_, str>>) -> Value {
+    match texts.len() {
+        0 => Value::Null,
+        1 => json!(texts.swap_remove(0)),
+        _ => Value::Array(
+            texts
+                .iter()
+                .map(|t| json!({"type": "text", "text": t}))
+                .collect(),
+        ),
+    }
+}
+
+fn tool_call(call: &ToolCall, at: (usize, usize), losses: &mut Losses) -> Value {
+    let id = ids::send(Format::OpenaiChat, &call.id, at, losses);
+    let (arguments, note) = arguments::to_json_string(&call.input);
+    if let Some(note) = note {
+        losses.part(at, LossKind::Changed, note);
+    }
+    note_provider_id(call, "openai chat", at, losses);
+    json!({
+        "id": id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    })
+}
+
+/// The text marking the images of one tool result in the following user message.
+fn attachment_marker(wire_id: &str, count: usize) -> String {
+    format!("[tool call {wire_id} returned {count} image(s)]")
+}
+
+fn parse_attachment_marker(text: &str) -> Option<(&str, usize)> {
+    let rest = text
+        .strip_prefix("[tool call ")?
+        .strip_suffix(" image(s)]")?;
+    let (id, count) = rest.rsplit_once(" returned ")?;
+    Some((id, count.parse().ok()?))
+}
+
+/// Writes one user turn; returns whether it ended with `tool` messages only (which reading back
+/// merges with a following user message).
+fn user(turn: &PlanTurn<'_>, losses: &mut Losses, messages: &mut Vec<Value>) -> bool {
+    let mut content = Vec::new();
+    let mut wrote_tool = false;
+    for piece in &turn.pieces {
+        let PieceKind::Result { result, .. } = &piece.kind else {
+            continue;
+        };
+        let at = piece.at;
+        let id = ids::send(Format::OpenaiChat, &result.call_id, at, losses);
+        let (body, images) = result_content(result, at, losses);
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": body}));
+        wrote_tool = true;
+        let images: Vec<Value> = images
+            .into_iter()
+            .filter_map(|image| image_part(image, at, losses))
+            .collect();
+        if !images.is_empty() {
+            content.push(json!({"type": "text", "text": attachment_marker(&id, images.len())}));
+            content.extend(images);
+        }
+    }
+    for piece in &turn.pieces {
+        match &piece.kind {
+            PieceKind::Text(text) => content.push(json!({"type": "text", "text": text})),
+            PieceKind::Image(image) => content.extend(image_part(image, piece.at, losses)),
+            _ => {}
+        }
+    }
+    if content.is_empty() {
+        return wrote_tool;
+    }
+    let body = match content.as_slice() {
+        [single] if single.get("type").and_then(Value::as_str) == Some("text") => {
+            single.get("text").cloned().unwrap_or(Value::Null)
+        }
+        _ => Value::Array(content),
+    };
+    messages.push(json!({"role": "user", "content": body}));
+    false
+}
+
+/// The `content` of a `tool` message and the images that must travel separately.
+fn result_content<'r>(
+    result: &'r ToolResult,
+    at: (usize, usize),
+    losses: &mut Losses,
+) -> (Value, Vec<&'r Image>) {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for part in &result.parts {
+        match part {
+            ToolResultPart::Text { text } => {
+                if !images.is_empty() {
+                    losses.part(
+                        at,
+                        LossKind::Moved,
+                        "tool result text after an image reads back before the images",
+                    );
+                }
+                texts.push(text.as_str());
+            }
+            ToolResultPart::Image(image) => images.push(image),
+        }
+    }
+    let body = match (texts.as_slice(), result.is_error) {
+        ([], true) => json!(ERROR_MARKER),
+        ([], false) => json!(""),
+        ([text], true) => json!(tool_error::mark(text)),
+        ([text], false) => {
+            if text.is_empty() {
+                losses.part(
+                    at,
+                    LossKind::Changed,
+                    "empty tool output reads back as no output",
+                );
+            } else if tool_error::looks_marked(text) {
+                losses.part(
+                    at,
+                    LossKind::Changed,
+                    "successful tool output starts with the error marker and reads back as an error",
+                );
+            }
+            json!(text)
+        }
+        (many, is_error) => {
+            if !is_error && many.first() == Some(&ERROR_MARKER) {
+                losses.part(
+                    at,
+                    LossKind::Changed,
+                    "successful tool output starts with the error marker and reads back as an error",
+                );
+            }
+            let marker = is_error.then_some(ERROR_MARKER);
+            Value::Array(
+                marker
+                    .into_iter()
+                    .chain(many.iter().copied())
+                    .map(|t| json!({"type": "text", "text": t}))
+                    .collect(),
+            )
+        }
+    };
+    (body, images)
+}
+
+fn image_part(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
+    let url: Cow<'_, str> = match &image.source {
+        ImageSource::Base64 { data } => {
+            let declared = image.media_type.as_deref();
+            let media_type = media::inline_media_type(declared, data, "openai", at, losses)?;
+            Cow::Owned(media::data_url(&media_type, data))
+        }
+        ImageSource::Url { url } => {
+            if image.media_type.is_some() {
+                losses.part(
+                    at,
+                    LossKind::Dropped,
+                    "media type of a url image; openai chat has no field for it",
+                );
+            }
+            Cow::Borrowed(url)
+        }
+        ImageSource::File { file_id } => {
+            losses.part(
+                at,
+                LossKind::Dropped,
+                format!("image file {file_id:?}; openai chat cannot reference images by file id"),
+            );
+            return None;
+        }
+    };
+    Some(json!({"type": "image_url", "image_url": {"url": url}}))
+}
+
+/// Reads Chat messages back into a conversation.
+pub(crate) fn decode(
+    messages: &Value,
+    backend: &Backend,
+    options: &Options,
+    losses: &mut Losses,
+) -> Result<Conversation> {
+    let list = read::array(messages, "messages")?;
+    let mut system: Vec<String> = Vec::new();
+    let mut turns: Vec<Turn> = Vec::with_capacity(list.len());
+    // Index of a user turn opened by `tool` messages that a `user` message may still join.
+    let mut open: Option<usize> = None;
+    for (m, message) in list.iter().enumerate() {
+        let path = format!("messages[{m}]");
+        let map = read::object(message, &path)?;
+        match read::string(map, "role", &path)? {
+            "system" | "developer" => {
+                let parts = content_parts(map, &path, m, options, losses)?;
+                system.extend(parts.into_iter().filter_map(|p| match p {
+                    Part::Text { text } => Some(text),
+                    _ => None,
+                }));
+            }
+            "assistant" => {
+                open = None;
+                turns.push(decode_assistant(map, &path, backend)?);
+            }
+            "tool" => {
+                let result = decode_tool(map, &path)?;
+                match open {
+                    Some(index) => turns[index].parts.push(Part::ToolResult(result)),
+                    None => {
+                        open = Some(turns.len());
+                        turns.push(Turn::new(Role::User, vec![Part::ToolResult(result)]));
+                    }
+                }
+            }
+            "user" => {
+                let mut parts = content_parts(map, &path, m, options, losses)?;
+                match open.take() {
+                    Some(index) => {
+                        reattach_images(&mut turns[index].parts, &mut parts);
+                        turns[index].parts.extend(parts);
+                    }
+                    None => turns.push(Turn::new(Role::User, parts)),
+                }
+            }
+            other => {
+                if options.skip_unknown {
+                    losses.message(
+                        m,
+                        None,
+                        LossKind::Dropped,
+                        format!("message with role {other:?}"),
+                    );
+                    continue;
+                }
+                return Err(Error::invalid_input(format!(
+                    "{path}.role is {other:?}; expected system, developer, user, assistant or tool"
+                )));
+            }
+        }
+    }
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    Ok(Conversation { system, turns })
+}
+
+fn decode_assistant(map: &Map<String, Value>, path: &str, backend: &Backend) -> Result<Turn> {
+    let mut parts = Vec::new();
+    if let Some(reasoning) = read::opt_string(map, "reasoning_content", path)? {
+        parts.push(Part::Thinking(Thinking {
+            text: reasoning.to_owned(),
+            signature: None,
+            redacted: false,
+        }));
+    }
+    match map.get("content") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) => parts.push(Part::Text { text: text.clone() }),
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let item_path = format!("{path}.content[{i}]");
+                let item = read::object(item, &item_path)?;
+                let key = match read::string(item, "type", &item_path)? {
+                    "text" => "text",
+                    "refusal" => "refusal",
+                    other => return Err(read::unknown_type(&item_path, other, "text, refusal")),
+                };
+                let text = read::string(item, key, &item_path)?.to_owned();
+                parts.push(Part::Text { text });
+            }
+        }
+        Some(other) => {
+            return Err(Error::invalid_input(format!(
+                "{path}.content is {}; expected a string, an array or null",
+                read::kind(other)
+            )));
+        }
+    }
+    if let Some(calls) = map.get("tool_calls").filter(|v| !v.is_null()) {
+        let calls_path = format!("{path}.tool_calls");
+        for (c, call) in read::array(calls, &calls_path)?.iter().enumerate() {
+            let call_path = format!("{calls_path}[{c}]");
+            let call = read::object(call, &call_path)?;
+            let function_path = format!("{call_path}.function");
+            let function =
+                read::object(call.get("function").unwrap_or(&Value::Null), &function_path)?;
+            parts.push(Part::ToolCall(ToolCall {
+                id: ids::canonical_id(read::string(call, "id", &call_path)?).into_owned(),
+                provider_id: None,
+                name: read::string(function, "name", &function_path)?.to_owned(),
+                input: arguments::from_json_string(read::string(
+                    function,
+                    "arguments",
+                    &function_path,
+                )?),
+            }));
+        }
+    }
+    let mut turn = Turn::new(Role::Assistant, parts);
+    turn.provider = Some(backend.provider.clone());
+    turn.model = backend.model.clone();
+    turn.validate()
+        .map_err(|e| Error::invalid_input(format!("{path}: {}", e.message())))?;
+    Ok(turn)
+}
+
+fn decode_tool(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
+    let call_id = ids::canonical_id(read::string(map, "tool_call_id", path)?).into_owned();
+    let (is_error, texts): (bool, Vec<String>) = match map.get("content") {
+        Some(Value::String(s)) => match tool_error::unmark(s) {
+            (false, Some("")) | (_, None) => (s == ERROR_MARKER, Vec::new()),
+            (is_error, Some(text)) => (is_error, vec![text.to_owned()]),
+        },
+        Some(Value::Array(items)) => {
+            let mut texts = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let item_path = format!("{path}.content[{i}]");
+                let item = read::object(item, &item_path)?;
+                texts.push(read::string(item, "text", &item_path)?.to_owned());
+            }
+            let is_error = texts.first().is_some_and(|t| t == ERROR_MARKER);
+            if is_error {
+                texts.remove(0);
+            }
+            (is_error, texts)
+        }
+        Some(other) => {
+            return Err(Error::invalid_input(format!(
+                "{path}.content is {}; expected a string or an array of text parts",
+                read::kind(other)
+            )));
+        }
+        None => {
+            return Err(Error::invalid_input(format!(
+                "{path}.content is missing; expected a string or an array of text parts"
+            )));
+        }
+    };
+    Ok(ToolResult {
+        call_id,
+        parts: texts
+            .into_iter()
+            .map(|text| ToolResultPart::Text { text })
+            .collect(),
+        is_error,
+    })
+}
+
+/// Parts of a user/system message `content`: a string or an array of text and image parts.
+fn content_parts(
+    map: &Map<String, Value>,
+    path: &str,
+    m: usize,
+    options: &Options,
+    losses: &mut Losses,
+) -> Result<Vec<Part>> {
+    let items = match map.get("content") {
+        Some(Value::String(text)) => return Ok(vec![Part::Text { text: text.clone() }]),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(Error::invalid_input(format!(
+                "{path}.content is {}; expected a string or an array of content parts",
+                read::kind(other)
+            )));
+        }
+        None => {
+            return Err(Error::invalid_input(format!(
+                "{path}.content is missing; expected a string or an array of content parts"
+            )));
+        }
+    };
+    let mut parts = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let item_path = format!("{path}.content[{i}]");
+        let item = read::object(item, &item_path)?;
+        match read::string(item, "type", &item_path)? {
+            "text" => parts.push(Part::Text {
+                text: read::string(item, "text", &item_path)?.to_owned(),
+            }),
+            "image_url" => {
+                let url_path = format!("{item_path}.image_url");
+                let image_url =
+                    read::object(item.get("image_url").unwrap_or(&Value::Null), &url_path)?;
+                parts.push(Part::Image(image_from_url(read::string(
+                    image_url, "url", &url_path,
+                )?)));
+            }
+            other if options.skip_unknown => losses.message(
+                m,
+                Some(i),
+                LossKind::Dropped,
+                format!("content part of type {other:?}"),
+            ),
+            other => return Err(read::unknown_type(&item_path, other, "text, image_url")),
+        }
+    }
+    Ok(parts)
+}
+
+/// A canonical image for an OpenAI image URL (a `data:` URL becomes inline base64).
+pub(crate) fn image_from_url(url: &str) -> Image {
+    match media::parse_data_url(url) {
+        Some((media_type, data)) => Image {
+            media_type: Some(media_type.to_owned()),
+            source: ImageSource::Base64 {
+                data: data.to_owned(),
+            },
+        },
+        None => Image {
+            media_type: None,
+            source: ImageSource::Url {
+                url: url.to_owned(),
+            },
+        },
+    }
+}
+
+/// Moves images announced by attachment markers at the start of `user_parts` into the results
+/// of `turn_parts` they belong to.
+fn reattach_images(turn_parts: &mut [Part], user_parts: &mut Vec<Part>) {
+    let mut consumed = 0;
+    while let Some(Part::Text { text }) = user_parts.get(consumed) {
+        let Some((wire, count)) = parse_attachment_marker(text) else {
+            break;
+        };
+        let call_id = ids::canonical_id(wire).into_owned();
+        let images: Vec<&Part> = user_parts[consumed + 1..]
+            .iter()
+            .take(count)
+            .take_while(|p| matches!(p, Part::Image(_)))
+            .collect();
+        let target = turn_parts.iter_mut().find_map(|p| match p {
+            Part::ToolResult(r) if r.call_id == call_id => Some(r),
+            _ => None,
+        });
+        let (Some(result), true) = (target, images.len() == count) else {
+            break;
+        };
+        for image in images {
+            if let Part::Image(image) = image {
+                result.parts.push(ToolResultPart::Image(image.clone()));
+            }
+        }
+        consumed += 1 + count;
+    }
+    user_parts.drain(..consumed);
+}
