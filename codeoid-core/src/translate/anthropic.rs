@@ -59,6 +59,13 @@ pub(crate) fn encode(
                     match (thinking::classify(t, owner, backend, options), &t.signature) {
                         (Verdict::Native, Some(signature)) => {
                             thinking::note_restamp(signature, backend, at, losses);
+                            if t.redacted && !t.text.is_empty() {
+                                losses.part(
+                                    at,
+                                    LossKind::Dropped,
+                                    "text of redacted thinking; redacted_thinking carries only data",
+                                );
+                            }
                             content.push(if t.redacted {
                                 json!({"type": "redacted_thinking", "data": signature.value})
                             } else {
@@ -175,7 +182,16 @@ fn tool_result(result: &ToolResult, at: (usize, usize), losses: &mut Losses) -> 
                     ToolResultPart::Image(image) => content.extend(image_block(image, at, losses)),
                 }
             }
-            block.insert("content".into(), Value::Array(content));
+            // Some parts may have been dropped: use the form that reads back as what was sent.
+            match content.as_mut_slice() {
+                [] => {}
+                [single] if single["type"] == "text" => {
+                    block.insert("content".into(), single["text"].take());
+                }
+                _ => {
+                    block.insert("content".into(), Value::Array(content));
+                }
+            }
         }
     }
     if result.is_error {

@@ -6,8 +6,9 @@
 //! rules, chosen so that nothing is ever lost silently:
 //! - Reading OpenAI arguments: valid JSON becomes that value (object or not); a string that is not
 //!   valid JSON is kept verbatim as a JSON string, never an error.
-//! - Writing OpenAI arguments: a string input is sent verbatim (so invalid JSON survives a round
-//!   trip), anything else as compact JSON.
+//! - Writing OpenAI arguments: a string input that is not valid JSON is sent verbatim (so it
+//!   survives a round trip), anything else as compact JSON (a string holding JSON is reported: it
+//!   reads back parsed).
 //! - Writing for Anthropic or Gemini, which require an object: `null` becomes `{}`; a string holding
 //!   a JSON object is parsed; anything else is wrapped as `{"_raw_arguments": value}`, which reading
 //!   unwraps again. Each of these is reported as a change.
@@ -69,12 +70,15 @@ pub(crate) fn from_object(value: &Value) -> Value {
 /// `input` again.
 pub(crate) fn to_json_string(input: &Value) -> (Cow<'_, str>, Option<&'static str>) {
     match input {
-        Value::String(s) => {
-            let note = serde_json::from_str::<Value>(s)
-                .is_ok()
-                .then_some("string tool input is itself valid JSON and reads back parsed");
-            (Cow::Borrowed(s), note)
-        }
+        // A string that is itself JSON reads back parsed; sending it compact makes the second
+        // trip identical to the first.
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(parsed) => (
+                Cow::Owned(parsed.to_string()),
+                Some("string tool input is itself valid JSON and reads back parsed"),
+            ),
+            Err(_) => (Cow::Borrowed(s), None),
+        },
         other => (Cow::Owned(other.to_string()), None),
     }
 }

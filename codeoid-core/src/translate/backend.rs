@@ -5,8 +5,9 @@
 //! for an OpenAI-compatible endpoint) and which model, because thinking signatures are only ever
 //! sent back to the provider and model family that made them.
 //!
-//! [`Options`] is `#[non_exhaustive]` and implements `Default` plus serde, so bindings can pass it as
-//! JSON and new options never break callers.
+//! [`Options`] implements `Default` and serde with every field defaulted: build it with
+//! `Options { strict: true, ..Options::default() }` in Rust or as partial JSON from a binding, so a
+//! new option never breaks a caller.
 
 use std::fmt;
 use std::str::FromStr;
@@ -168,7 +169,6 @@ pub enum SystemRole {
 /// Knobs of a translation. `Options::default()` is right for most callers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-#[non_exhaustive]
 pub struct Options {
     /// Fail with [`crate::ErrorKind::Translation`] on the first loss instead of repairing and
     /// reporting it.

@@ -54,7 +54,7 @@ pub(crate) fn encode(
     for turn in &plan.turns {
         let mut parts = Parts::default();
         let mut first_call = true;
-        for (k, piece) in turn.pieces.iter().enumerate() {
+        for piece in &turn.pieces {
             let at = piece.at;
             match &piece.kind {
                 PieceKind::Text(text) => parts.push(json!({"text": text})),
@@ -68,18 +68,16 @@ pub(crate) fn encode(
                         continue;
                     }
                     let Some(signature) = &t.signature else {
-                        parts.push(json!({"text": t.text, "thought": true}));
+                        parts.push_thought(json!({"text": t.text, "thought": true}));
                         continue;
                     };
                     thinking::note_restamp(signature, backend, at, losses);
-                    let next_attachable = turn
-                        .pieces
-                        .get(k + 1)
-                        .is_some_and(|n| !matches!(n.kind, PieceKind::Thinking(_)));
-                    if t.text.is_empty() && next_attachable && parts.pending.is_none() {
+                    if t.text.is_empty() {
+                        // Rides on the next part, unless that is a thought of its own.
+                        parts.flush();
                         parts.pending = Some(signature.value.clone());
                     } else {
-                        parts.push(json!({
+                        parts.push_thought(json!({
                             "text": t.text,
                             "thought": true,
                             "thoughtSignature": signature.value,
@@ -100,10 +98,7 @@ pub(crate) fn encode(
                 }
             }
         }
-        if let Some(signature) = parts.pending.take() {
-            // The part it belonged to was dropped; keep the signature as a thought of its own.
-            parts.push(json!({"text": "", "thought": true, "thoughtSignature": signature}));
-        }
+        parts.flush();
         if !parts.list.is_empty() {
             let role = match turn.role {
                 Role::User => "user",
@@ -127,6 +122,20 @@ impl Parts {
         if let (Some(signature), Value::Object(map)) = (self.pending.take(), &mut part) {
             map.insert("thoughtSignature".into(), json!(signature));
         }
+        self.list.push(part);
+    }
+
+    /// Writes a waiting signature as an empty thought of its own.
+    fn flush(&mut self) {
+        if let Some(signature) = self.pending.take() {
+            self.list
+                .push(json!({"text": "", "thought": true, "thoughtSignature": signature}));
+        }
+    }
+
+    /// A thought part never carries another part's signature.
+    fn push_thought(&mut self, part: Value) {
+        self.flush();
         self.list.push(part);
     }
 

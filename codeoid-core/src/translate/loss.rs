@@ -182,8 +182,15 @@ impl Losses {
         self.list.extend(other);
     }
 
-    /// Wraps `value`, or fails on the first loss when `strict`.
-    pub(crate) fn finish<T>(self, value: T, strict: bool) -> Result<Translation<T>> {
+    /// Wraps `value` with the losses in input order, or fails on the first loss when `strict`.
+    pub(crate) fn finish<T>(mut self, value: T, strict: bool) -> Result<Translation<T>> {
+        // Stable: losses at one location keep the order they were found in.
+        self.list.sort_by_key(|loss| match &loss.location {
+            Location::Turn { turn } => (0, *turn, 0),
+            Location::Part { turn, part } => (0, *turn, part + 1),
+            Location::Message { message, part } => (1, *message, part.map_or(0, |p| p + 1)),
+            Location::Tool { .. } => (2, 0, 0),
+        });
         if strict {
             if let Some(first) = self.list.first() {
                 return Err(Error::new(

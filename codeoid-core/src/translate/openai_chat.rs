@@ -274,7 +274,7 @@ fn result_content<'r>(
             json!(text)
         }
         (many, is_error) => {
-            if !is_error && many.first() == Some(&ERROR_MARKER) {
+            if !is_error && many.len() >= 3 && many[0] == ERROR_MARKER {
                 losses.part(
                     at,
                     LossKind::Changed,
@@ -464,7 +464,9 @@ fn decode_tool(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
                 let item = read::object(item, &item_path)?;
                 texts.push(read::string(item, "text", &item_path)?.to_owned());
             }
-            let is_error = texts.first().is_some_and(|t| t == ERROR_MARKER);
+            // The writer uses this form for errors with two texts or more only; anything shorter
+            // that starts with the marker is a successful output that happens to.
+            let is_error = texts.len() >= 3 && texts[0] == ERROR_MARKER;
             if is_error {
                 texts.remove(0);
             }

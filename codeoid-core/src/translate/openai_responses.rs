@@ -172,49 +172,70 @@ fn function_call(call: &ToolCall, at: (usize, usize), losses: &mut Losses) -> Va
 }
 
 fn output(result: &ToolResult, at: (usize, usize), losses: &mut Losses) -> Value {
-    let has_image = result
-        .parts
-        .iter()
-        .any(|p| matches!(p, ToolResultPart::Image(_)));
-    match (result.parts.as_slice(), result.is_error) {
-        ([], true) => return json!(ERROR_MARKER),
-        ([], false) => return json!(""),
-        ([ToolResultPart::Text { text }], true) => return json!(tool_error::mark(text)),
-        ([ToolResultPart::Text { text }], false) => {
-            if text.is_empty() {
-                losses.part(
-                    at,
-                    LossKind::Changed,
-                    "empty tool output reads back as no output",
-                );
-            } else if tool_error::looks_marked(text) {
-                losses.part(
-                    at,
-                    LossKind::Changed,
-                    "successful tool output starts with the error marker and reads back as an error",
-                );
-            }
-            return json!(text);
-        }
-        _ => {}
-    }
-    if !result.is_error && !has_image {
-        if let Some(ToolResultPart::Text { text }) = result.parts.first() {
-            if text == ERROR_MARKER {
-                losses.part(
-                    at,
-                    LossKind::Changed,
-                    "successful tool output starts with the error marker and reads back as an error",
-                );
-            }
+    // Images that cannot be sent are dropped first, so that the form chosen below reads back as
+    // exactly what was sent.
+    let mut items: Vec<std::result::Result<&str, Value>> = Vec::with_capacity(result.parts.len());
+    for part in &result.parts {
+        match part {
+            ToolResultPart::Text { text } => items.push(Ok(text)),
+            ToolResultPart::Image(image) => items.extend(input_image(image, at, losses).map(Err)),
         }
     }
-    let marker = result.is_error.then_some((at, Err(ERROR_MARKER)));
-    let parts = result.parts.iter().map(|p| match p {
-        ToolResultPart::Text { text } => (at, Err(text.as_str())),
-        ToolResultPart::Image(image) => (at, Ok(image)),
-    });
-    Value::Array(user_content(marker.into_iter().chain(parts), losses))
+    let lookalike = |losses: &mut Losses| {
+        losses.part(
+            at,
+            LossKind::Changed,
+            "successful tool output starts with the error marker and reads back as an error",
+        );
+    };
+    if let [] | [Ok(_)] = items.as_slice() {
+        return match (items.first(), result.is_error) {
+            (None, true) => json!(ERROR_MARKER),
+            (None, false) => json!(""),
+            (Some(Ok(text)), true) => json!(tool_error::mark(text)),
+            (Some(Ok(text)), false) => {
+                if text.is_empty() {
+                    losses.part(
+                        at,
+                        LossKind::Changed,
+                        "empty tool output reads back as no output",
+                    );
+                } else if tool_error::looks_marked(text) {
+                    lookalike(losses);
+                }
+                json!(text)
+            }
+            (Some(Err(_)), _) => Value::Null,
+        };
+    }
+    if !result.is_error && marked_list(items.first(), items.get(1..).unwrap_or_default()) {
+        lookalike(losses);
+    }
+    let marker = result.is_error.then_some(Ok(ERROR_MARKER));
+    Value::Array(
+        marker
+            .into_iter()
+            .chain(items)
+            .map(|item| match item {
+                Ok(text) => json!({"type": "input_text", "text": text}),
+                Err(image) => image,
+            })
+            .collect(),
+    )
+}
+
+/// Whether an output part list reads back as an error: it starts with the marker and the rest is
+/// something the writer sends as a list (two parts or more, or an image); a shorter list that
+/// starts with the marker is a successful output that happens to.
+fn marked_list<T, I>(
+    first: Option<&std::result::Result<&str, I>>,
+    rest: &[std::result::Result<T, I>],
+) -> bool
+where
+    T: AsRef<str>,
+{
+    matches!(first, Some(Ok(text)) if *text == ERROR_MARKER)
+        && (rest.len() >= 2 || rest.iter().any(|r| r.is_err()))
 }
 
 /// `input_text` / `input_image` parts; `Err` holds text, `Ok` an image.
@@ -528,7 +549,19 @@ fn decode_output(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
                     }
                 });
             }
-            let is_error = matches!(parts.first(), Some(ToolResultPart::Text { text }) if text == ERROR_MARKER);
+            let first = parts.first().map(|p| match p {
+                ToolResultPart::Text { text } => Ok(text.as_str()),
+                ToolResultPart::Image(_) => Err(()),
+            });
+            let rest: Vec<std::result::Result<&str, ()>> = parts
+                .iter()
+                .skip(1)
+                .map(|p| match p {
+                    ToolResultPart::Text { text } => Ok(text.as_str()),
+                    ToolResultPart::Image(_) => Err(()),
+                })
+                .collect();
+            let is_error = marked_list(first.as_ref(), &rest);
             if is_error {
                 parts.remove(0);
             }
