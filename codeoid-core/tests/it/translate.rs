@@ -1440,10 +1440,12 @@ fn arb_turns() -> impl Strategy<Value = Vec<Turn>> {
             let role = if is_user { Role::User } else { Role::Assistant };
             let parts = parts
                 .into_iter()
-                .filter(|p| match (role, p) {
-                    (Role::User, Part::ToolCall(_) | Part::Thinking(_)) => false,
-                    (Role::Assistant, Part::ToolResult(_)) => false,
-                    _ => true,
+                .filter(|p| {
+                    !matches!(
+                        (role, p),
+                        (Role::User, Part::ToolCall(_) | Part::Thinking(_))
+                            | (Role::Assistant, Part::ToolResult(_))
+                    )
                 })
                 .collect();
             let mut turn = Turn::new(role, parts);
