@@ -934,6 +934,23 @@ fn malformed_provider_json_names_the_path() {
             "contents[0]: part 0 of a user turn is a tool_call",
         ),
     ];
+    let err = translate::from_request(
+        &json!({"contents": []}),
+        &Backend::new(Format::Anthropic),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.message().contains("request body has no \"messages\""),
+        "{err}"
+    );
+    let err = translate::from_request(
+        &json!([]),
+        &Backend::new(Format::Gemini),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(err.message().contains("request body is an array"), "{err}");
     for (format, value, expected) in cases {
         let err = translate::from_messages(&value, &Backend::new(format), &Options::default())
             .unwrap_err();
@@ -1152,6 +1169,50 @@ fn real_claude_code_sessions_translate_to_every_backend_and_back() {
         }
     }
     assert!(total_turns > 1_000, "{total_turns}");
+}
+
+#[test]
+fn fork_windows_of_a_real_session_never_split_a_call_from_its_result() {
+    let session = evaldata().join("claude-code-sessions/spotter/tool_heavy.jsonl");
+    let messages = Value::Array(claude_code_messages(&session));
+    let claude = backend(Format::Anthropic, "claude-opus-4-6");
+    let turns = translate::from_messages(&messages, &claude, &Options::default())
+        .unwrap()
+        .value
+        .turns;
+    let target = backend(Format::OpenaiResponses, "gpt-5");
+    let total = translate::fit_window(&turns, &target, &Options::default(), u64::MAX).kept_tokens;
+    let mut starts = Vec::new();
+    for budget in [total, total / 2, total / 4, total / 10, 0] {
+        let window = translate::fit_window(&turns, &target, &Options::default(), budget);
+        assert_eq!(window.kept_tokens + window.omitted_tokens, total);
+        assert_eq!(window.fits, window.kept_tokens <= budget, "{window:?}");
+        let kept = &turns[window.start..];
+        assert!(window.start == 0 || kept[0].role == Role::User);
+        let kept_calls: Vec<&str> = kept
+            .iter()
+            .flat_map(|t| &t.parts)
+            .filter_map(|p| match p {
+                Part::ToolCall(c) => Some(c.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        for part in kept.iter().flat_map(|t| &t.parts) {
+            if let Part::ToolResult(r) = part {
+                assert!(
+                    kept_calls.contains(&r.call_id.as_str()),
+                    "result {} without its call",
+                    r.call_id
+                );
+            }
+        }
+        starts.push(window.start);
+    }
+    assert!(
+        starts.windows(2).all(|w| w[0] <= w[1]),
+        "smaller budgets keep fewer turns: {starts:?}"
+    );
+    assert!(starts[0] == 0 && *starts.last().unwrap() > 0);
 }
 
 // ---------------------------------------------------------------------------------------------
