@@ -57,7 +57,7 @@ pub use openai_responses::REASONING_IDS_META;
 pub use request::{Request, from_request, to_request};
 pub use tool_error::ERROR_MARKER;
 pub use tools::{ToolSpec, declare_tools};
-pub use window::{Window, fit_window};
+pub use window::{IMAGE_TOKENS, PART_OVERHEAD_TOKENS, Window, fit_window};
 
 /// A conversation read back from provider JSON.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
