@@ -5,3 +5,4 @@
 mod import;
 mod index;
 mod rotate;
+mod translate;

@@ -1,0 +1,272 @@
+//! Canonical ⇄ Gemini `contents` (`{role: "user" | "model", parts: [...]}`).
+//!
+//! One planned turn is one content. Parts: `text`; `thought: true` text for thinking;
+//! `inlineData` / `fileData` images; `functionCall {id, name, args}` (args an object);
+//! `functionResponse {id, name, response}` with `response` an object.
+//!
+//! Mapping decisions (see `docs/translate.md`):
+//! - **Signatures.** Gemini puts `thoughtSignature` on any part, often the `functionCall`. In
+//!   canonical form a signature on a non-thought part is a
+//!   [`Thinking`](crate::canonical::Thinking) with empty text carrying `Signature {provider:
+//!   "gemini"}`, placed right before the part it was attached to. Writing reverses that: an empty
+//!   native thinking rides on the next part of the same turn unless that part is a thought of its
+//!   own; thought parts carry their own signature.
+//! - **Results.** Gemini has no error flag and needs `response` to be an object: the documented
+//!   convention `{"output": text}` / `{"error": text}` is used (several texts become an array).
+//!   Images cannot go inside, so they follow the `functionResponse` as sibling parts and the
+//!   response says how many with `"attached_images": n`; reading back reattaches exactly those.
+//!   A response in any other shape (from a native Gemini client) reads back as its JSON text.
+//! - **Pairing.** Calls and responses carry ids unless [`Options::gemini_call_ids`] is off; without
+//!   ids, responses pair with the first unanswered call of the same name in the preceding model
+//!   content, and calls get the generated id `gemini_call_{content}_{part}`. `normalize` already
+//!   guarantees one response per call, in call order, in the next content.
+//! - [`Options::gemini_missing_signature`] is put on the first call of a model content that has no
+//!   native signature, and ignored when read back.
+
+mod decode;
+
+pub(crate) use decode::decode;
+
+use serde_json::{Map, Value, json};
+
+use crate::canonical::{Image, ImageSource, Role, ToolCall, ToolResult, ToolResultPart, Turn};
+
+use crate::translate::anthropic::note_provider_id;
+use crate::translate::arguments;
+use crate::translate::backend::{Backend, Format, Options};
+use crate::translate::ids;
+use crate::translate::loss::{LossKind, Losses};
+use crate::translate::media;
+use crate::translate::normalize::{PieceKind, Plan};
+use crate::translate::thinking::{self, Verdict};
+
+/// Key of a function response that counts the image parts following it.
+pub const ATTACHED_IMAGES_KEY: &str = "attached_images";
+
+/// Writes the planned turns as Gemini contents.
+pub(crate) fn encode(
+    plan: &Plan<'_>,
+    turns: &[Turn],
+    backend: &Backend,
+    options: &Options,
+    losses: &mut Losses,
+) -> Vec<Value> {
+    let mut contents = Vec::with_capacity(plan.turns.len());
+    for turn in &plan.turns {
+        let mut parts = Parts::default();
+        let mut first_call = true;
+        for piece in &turn.pieces {
+            let at = piece.at;
+            match &piece.kind {
+                PieceKind::Text(text) => parts.push(json!({"text": text})),
+                PieceKind::Image(image) => parts.extend(image_part(image, at, losses)),
+                PieceKind::Thinking(t) => {
+                    let owner = turns[at.0].provider.as_deref();
+                    if thinking::classify(t, owner, backend, options) == Verdict::Foreign {
+                        if let Some(text) = thinking::foreign(t, backend, options, at, losses) {
+                            parts.push(json!({"text": text}));
+                        }
+                        continue;
+                    }
+                    let Some(signature) = &t.signature else {
+                        parts.push_thought(json!({"text": t.text, "thought": true}));
+                        continue;
+                    };
+                    thinking::note_restamp(signature, backend, at, losses);
+                    if t.text.is_empty() {
+                        // Rides on the next part, unless that is a thought of its own.
+                        parts.flush();
+                        parts.pending = Some(signature.value.clone());
+                    } else {
+                        parts.push_thought(json!({
+                            "text": t.text,
+                            "thought": true,
+                            "thoughtSignature": signature.value,
+                        }));
+                    }
+                }
+                PieceKind::Call(call) => {
+                    if first_call && parts.pending.is_none() {
+                        parts.pending = options.gemini_missing_signature.clone();
+                    }
+                    first_call = false;
+                    parts.push(function_call(call, options, at, losses));
+                }
+                PieceKind::Result { result, name } => {
+                    let (response, images) = function_response(result, name, options, at, losses);
+                    parts.push(response);
+                    parts.extend(images);
+                }
+            }
+        }
+        parts.flush();
+        if !parts.list.is_empty() {
+            let role = match turn.role {
+                Role::User => "user",
+                Role::Assistant => "model",
+            };
+            contents.push(json!({"role": role, "parts": parts.list}));
+        }
+    }
+    contents
+}
+
+/// Parts of one content, with a signature waiting for the next part.
+#[derive(Default)]
+struct Parts {
+    list: Vec<Value>,
+    pending: Option<String>,
+}
+
+impl Parts {
+    fn push(&mut self, mut part: Value) {
+        if let (Some(signature), Value::Object(map)) = (self.pending.take(), &mut part) {
+            map.insert("thoughtSignature".into(), json!(signature));
+        }
+        self.list.push(part);
+    }
+
+    /// Writes a waiting signature as an empty thought of its own.
+    fn flush(&mut self) {
+        if let Some(signature) = self.pending.take() {
+            self.list
+                .push(json!({"text": "", "thought": true, "thoughtSignature": signature}));
+        }
+    }
+
+    /// A thought part never carries another part's signature.
+    fn push_thought(&mut self, part: Value) {
+        self.flush();
+        self.list.push(part);
+    }
+
+    fn extend(&mut self, parts: impl IntoIterator<Item = Value>) {
+        for part in parts {
+            self.push(part);
+        }
+    }
+}
+
+fn function_call(
+    call: &ToolCall,
+    options: &Options,
+    at: (usize, usize),
+    losses: &mut Losses,
+) -> Value {
+    let (args, repair) = arguments::as_object(&call.input);
+    if let Some(repair) = repair {
+        losses.part(at, LossKind::Changed, repair);
+    }
+    note_provider_id(call, "gemini", at, losses);
+    let mut body = Map::new();
+    if options.gemini_call_ids {
+        body.insert(
+            "id".into(),
+            json!(ids::send(Format::Gemini, &call.id, at, losses)),
+        );
+    } else {
+        losses.part(
+            at,
+            LossKind::Changed,
+            format!(
+                "tool call id {:?} not sent (gemini_call_ids is off); reads back generated",
+                call.id
+            ),
+        );
+    }
+    body.insert("name".into(), json!(call.name));
+    body.insert("args".into(), args.into_owned());
+    json!({"functionCall": body})
+}
+
+fn function_response(
+    result: &ToolResult,
+    name: &str,
+    options: &Options,
+    at: (usize, usize),
+    losses: &mut Losses,
+) -> (Value, Vec<Value>) {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for part in &result.parts {
+        match part {
+            ToolResultPart::Text { text } => {
+                if !images.is_empty() {
+                    losses.part(
+                        at,
+                        LossKind::Moved,
+                        "tool result text after an image reads back before the images",
+                    );
+                }
+                texts.push(json!(text));
+            }
+            ToolResultPart::Image(image) => images.extend(image_part(image, at, losses)),
+        }
+    }
+    let mut response = Map::new();
+    let key = if result.is_error { "error" } else { "output" };
+    match texts.len() {
+        0 if result.is_error => {
+            losses.part(
+                at,
+                LossKind::Changed,
+                "error result without text reads back with an empty text",
+            );
+            response.insert(key.into(), json!(""));
+        }
+        0 => {}
+        1 => {
+            response.insert(key.into(), texts.swap_remove(0));
+        }
+        _ => {
+            response.insert(key.into(), Value::Array(texts));
+        }
+    }
+    if !images.is_empty() {
+        response.insert(ATTACHED_IMAGES_KEY.into(), json!(images.len()));
+    }
+    let mut body = Map::new();
+    if options.gemini_call_ids {
+        body.insert(
+            "id".into(),
+            json!(ids::send(Format::Gemini, &result.call_id, at, losses)),
+        );
+    }
+    body.insert("name".into(), json!(name));
+    body.insert("response".into(), Value::Object(response));
+    (json!({"functionResponse": body}), images)
+}
+
+/// Whether a `fileData.fileUri` reads back as a URL (rather than a provider file).
+fn is_url(uri: &str) -> bool {
+    (uri.starts_with("https://") || uri.starts_with("http://"))
+        && !uri.contains("generativelanguage.googleapis.com/")
+}
+
+fn image_part(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
+    let (uri, is_url_source) = match &image.source {
+        ImageSource::Base64 { data } => {
+            let declared = image.media_type.as_deref();
+            let mime = media::inline_media_type(declared, data, "gemini", at, losses)?;
+            return Some(json!({"inlineData": {"mimeType": mime, "data": data}}));
+        }
+        ImageSource::Url { url } => (url, true),
+        ImageSource::File { file_id } => (file_id, false),
+    };
+    if is_url(uri) != is_url_source {
+        losses.part(
+            at,
+            LossKind::Changed,
+            format!(
+                "image {uri:?} reads back as a {}",
+                if is_url_source { "file" } else { "url" }
+            ),
+        );
+    }
+    let mut file = Map::new();
+    if let Some(mime) = &image.media_type {
+        file.insert("mimeType".into(), json!(mime));
+    }
+    file.insert("fileUri".into(), json!(uri));
+    Some(json!({"fileData": file}))
+}

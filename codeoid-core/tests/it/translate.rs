@@ -1,0 +1,1583 @@
+//! Translation: golden fixtures, the invariants real translators get wrong (one test each), bad
+//! input, real Claude Code sessions, property tests, and validation of every fixture against the
+//! providers' own SDK types (Python).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use codeoid_core::ErrorKind;
+use codeoid_core::canonical::{
+    Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResult, ToolResultPart, Turn,
+};
+use codeoid_core::translate::{
+    self, Backend, CANCELLED_RESULT, ERROR_MARKER, ForeignThinking, Format, GEMINI_SKIP_SIGNATURE,
+    LossKind, Options, ToolSpec,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn fixtures_dir() -> PathBuf {
+    workspace().join("fixtures/translate")
+}
+
+/// The four memory tools' schemas as DESIGN §3 states them (the tools module owns the real ones;
+/// translation takes schemas as values).
+pub fn memory_tools() -> Vec<ToolSpec> {
+    let tool = |name: &str, description: &str, schema: Value| ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema,
+    };
+    vec![
+        tool(
+            "recall",
+            "Search all prior episodes of this workspace.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to look for."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 6},
+                    "include_current_session": {"type": "boolean", "default": false},
+                    "tool_name": {"type": "string"},
+                },
+                "required": ["query"],
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "recall_file",
+            "The most recent prior read of a file.",
+            json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "timeline",
+            "Walk activity newest first.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "offset": {"type": "integer", "minimum": 0, "default": 0},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 60, "default": 20},
+                    "before": {"type": "string", "description": "An episode id."},
+                },
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "get_episode",
+            "One past episode verbatim.",
+            json!({
+                "type": "object",
+                "properties": {"episode_id": {"type": "string"}},
+                "required": ["episode_id"],
+                "additionalProperties": false,
+            }),
+        ),
+    ]
+}
+
+fn call(id: &str, name: &str, input: Value) -> Part {
+    Part::ToolCall(ToolCall {
+        id: id.into(),
+        provider_id: None,
+        name: name.into(),
+        input,
+    })
+}
+
+fn result(id: &str, text: &str, is_error: bool) -> Part {
+    Part::ToolResult(ToolResult {
+        call_id: id.into(),
+        parts: vec![ToolResultPart::Text { text: text.into() }],
+        is_error,
+    })
+}
+
+fn text(t: &str) -> Part {
+    Part::Text { text: t.into() }
+}
+
+fn png() -> Image {
+    Image {
+        media_type: Some("image/png".into()),
+        source: ImageSource::Base64 { data: PNG.into() },
+    }
+}
+
+fn signed(provider: &str, model: &str, text: &str, value: &str) -> Part {
+    Part::Thinking(Thinking {
+        text: text.into(),
+        signature: Some(Signature {
+            provider: provider.into(),
+            model: Some(model.into()),
+            value: value.into(),
+        }),
+        redacted: false,
+    })
+}
+
+fn assistant(parts: Vec<Part>) -> Turn {
+    Turn::new(Role::Assistant, parts)
+}
+
+fn user(parts: Vec<Part>) -> Turn {
+    Turn::new(Role::User, parts)
+}
+
+/// Role and parts: what a request body carries.
+fn shape(turns: &[Turn]) -> Vec<(Role, Vec<Part>)> {
+    turns.iter().map(|t| (t.role, t.parts.clone())).collect()
+}
+
+fn backend(format: Format, model: &str) -> Backend {
+    Backend::new(format).with_model(model)
+}
+
+fn round_trip(turns: &[Turn], backend: &Backend, options: &Options) -> (Value, Vec<Turn>) {
+    let out = translate::to_messages(turns, backend, options).unwrap();
+    assert!(out.is_lossless(), "{:#?}", out.losses);
+    let back = translate::from_messages(&out.value, backend, options).unwrap();
+    assert!(back.is_lossless(), "{:#?}", back.losses);
+    (out.value, back.value.turns)
+}
+
+/// A conversation each format can carry whole when its thinking is native.
+fn native_conversation(provider: &str, model: &str) -> Vec<Turn> {
+    let thinking = |t: &str, v: &str| signed(provider, model, t, v);
+    let mut first = assistant(vec![
+        thinking("Plan: read both files.", "sig-1"),
+        text("Reading both."),
+        call("call_a", "Read", json!({"file_path": "src/a.rs"})),
+        call("call_b", "Read", json!({"file_path": "src/b.rs"})),
+    ]);
+    first.provider = Some(provider.into());
+    let mut second = assistant(vec![thinking("", "sig-empty"), text("Both read.")]);
+    second.provider = Some(provider.into());
+    vec![
+        user(vec![text("Compare a.rs and b.rs"), Part::Image(png())]),
+        first,
+        user(vec![
+            result("call_a", "fn a() {}", false),
+            Part::ToolResult(ToolResult {
+                call_id: "call_b".into(),
+                parts: vec![
+                    ToolResultPart::Text {
+                        text: "no such file".into(),
+                    },
+                    ToolResultPart::Image(png()),
+                ],
+                is_error: true,
+            }),
+            text("and then?"),
+        ]),
+        second,
+    ]
+}
+
+#[test]
+fn every_format_round_trips_what_it_can_carry() {
+    let cases = [
+        (Format::Anthropic, "anthropic", "claude-sonnet-4-5"),
+        (Format::OpenaiResponses, "openai", "gpt-5"),
+        (Format::Gemini, "gemini", "gemini-2.5-pro"),
+    ];
+    for (format, provider, model) in cases {
+        let turns = native_conversation(provider, model);
+        let (_, back) = round_trip(&turns, &backend(format, model), &Options::default());
+        assert_eq!(shape(&back), shape(&turns), "{format}");
+        assert_eq!(back[1].provider.as_deref(), Some(provider));
+        assert_eq!(back[1].model.as_deref(), Some(model));
+    }
+    // Chat has no signed thinking; with reasoning_content, unsigned reasoning survives.
+    let mut turns = native_conversation("deepseek", "deepseek-reasoner");
+    for turn in &mut turns {
+        for part in &mut turn.parts {
+            if let Part::Thinking(t) = part {
+                t.signature = None;
+            }
+        }
+    }
+    let options = Options {
+        chat_reasoning_content: true,
+        ..Options::default()
+    };
+    let deepseek = backend(Format::OpenaiChat, "deepseek-reasoner").with_provider("deepseek");
+    let (value, back) = round_trip(&turns, &deepseek, &options);
+    assert_eq!(shape(&back), shape(&turns));
+    assert_eq!(value[1]["reasoning_content"], "Plan: read both files.");
+}
+
+#[test]
+fn anthropic_tool_ids_are_remapped_and_mapped_back() {
+    let ids = ["functions.read_file:0", "call abc|1", "ünïcode", "cdx_6869"];
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(ids.iter().map(|id| call(id, "Read", json!({}))).collect()),
+        user(ids.iter().map(|id| result(id, "ok", false)).collect()),
+    ];
+    let target = Backend::new(Format::Anthropic);
+    let (value, back) = round_trip(&turns, &target, &Options::default());
+    let pattern_ok = |id: &str| {
+        !id.is_empty()
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let uses = value[1]["content"].as_array().unwrap();
+    let results = value[2]["content"].as_array().unwrap();
+    for (tool_use, tool_result) in uses.iter().zip(results) {
+        let id = tool_use["id"].as_str().unwrap();
+        assert!(pattern_ok(id), "{id}");
+        assert_eq!(
+            tool_result["tool_use_id"], id,
+            "result ids follow their call"
+        );
+    }
+    assert_eq!(shape(&back), shape(&turns));
+    // Deterministic: translating again gives the same wire ids.
+    let again = translate::to_messages(&turns, &target, &Options::default()).unwrap();
+    assert_eq!(again.value, value);
+}
+
+#[test]
+fn results_of_one_assistant_turn_go_in_the_next_single_user_message_before_any_text() {
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![
+            call("a", "Read", json!({})),
+            call("b", "Grep", json!({})),
+        ]),
+        user(vec![text("also: hurry"), result("b", "B", false)]),
+        user(vec![result("a", "A", false)]),
+    ];
+    for format in Format::ALL {
+        let out =
+            translate::to_messages(&turns, &Backend::new(format), &Options::default()).unwrap();
+        assert!(
+            out.losses.iter().all(|l| l.kind == LossKind::Moved),
+            "{format}: {:#?}",
+            out.losses
+        );
+        let back = translate::from_messages(&out.value, &Backend::new(format), &Options::default())
+            .unwrap()
+            .value
+            .turns;
+        assert_eq!(back.len(), 3, "{format}: one user turn after the calls");
+        assert_eq!(
+            back[2].parts,
+            vec![
+                result("a", "A", false),
+                result("b", "B", false),
+                text("also: hurry")
+            ],
+            "{format}"
+        );
+    }
+    let anthropic = translate::to_messages(
+        &turns,
+        &Backend::new(Format::Anthropic),
+        &Options::default(),
+    )
+    .unwrap()
+    .value;
+    let kinds: Vec<&str> = anthropic[2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["tool_result", "tool_result", "text"]);
+}
+
+#[test]
+fn parallel_tool_calls_stay_parallel() {
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![
+            call("a", "Read", json!({"file_path": "a"})),
+            call("b", "Read", json!({"file_path": "b"})),
+            call("c", "Grep", json!({"pattern": "x"})),
+        ]),
+        user(vec![
+            result("a", "1", false),
+            result("b", "2", false),
+            result("c", "3", false),
+        ]),
+    ];
+    let options = Options::default();
+    let chat = translate::to_messages(&turns, &Backend::new(Format::OpenaiChat), &options)
+        .unwrap()
+        .value;
+    assert_eq!(chat[1]["tool_calls"].as_array().unwrap().len(), 3);
+    assert!(
+        chat.as_array().unwrap()[2..]
+            .iter()
+            .all(|m| m["role"] == "tool")
+    );
+    let responses =
+        translate::to_messages(&turns, &Backend::new(Format::OpenaiResponses), &options)
+            .unwrap()
+            .value;
+    let types: Vec<&str> = responses.as_array().unwrap()[1..]
+        .iter()
+        .map(|i| i["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "function_call",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "function_call_output",
+            "function_call_output"
+        ]
+    );
+    let gemini = translate::to_messages(&turns, &Backend::new(Format::Gemini), &options)
+        .unwrap()
+        .value;
+    assert_eq!(gemini.as_array().unwrap().len(), 3);
+    assert_eq!(gemini[1]["parts"].as_array().unwrap().len(), 3);
+    assert_eq!(gemini[2]["parts"].as_array().unwrap().len(), 3);
+    let anthropic = translate::to_messages(&turns, &Backend::new(Format::Anthropic), &options)
+        .unwrap()
+        .value;
+    assert_eq!(anthropic[1]["content"].as_array().unwrap().len(), 3);
+    // Calls split over consecutive assistant turns (as Claude Code logs them) become parallel again.
+    let split = vec![
+        user(vec![text("go")]),
+        assistant(vec![call("a", "Read", json!({}))]),
+        assistant(vec![call("b", "Read", json!({}))]),
+        user(vec![result("a", "1", false), result("b", "2", false)]),
+    ];
+    let out = translate::to_messages(&split, &Backend::new(Format::OpenaiChat), &options).unwrap();
+    assert_eq!(out.value[1]["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(out.losses[0].kind, LossKind::Merged);
+}
+
+#[test]
+fn gemini_pairs_responses_by_name_one_per_call_with_object_responses() {
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![
+            call("r1", "Read", json!({"file_path": "a"})),
+            call("g1", "Grep", json!({"pattern": "x"})),
+            call("r2", "Read", json!({"file_path": "b"})),
+        ]),
+        // r2 answered first, g1 never: the writer restores call order and answers g1.
+        user(vec![result("r2", "B", false), result("r1", "A", false)]),
+        assistant(vec![text("done")]),
+    ];
+    let options = Options {
+        gemini_call_ids: false,
+        ..Options::default()
+    };
+    let target = Backend::new(Format::Gemini);
+    let out = translate::to_messages(&turns, &target, &options).unwrap();
+    let calls = out.value[1]["parts"].as_array().unwrap();
+    let responses = out.value[2]["parts"].as_array().unwrap();
+    assert_eq!(calls.len(), responses.len(), "as many responses as calls");
+    for (c, r) in calls.iter().zip(responses) {
+        assert_eq!(c["functionCall"]["name"], r["functionResponse"]["name"]);
+        assert!(r["functionResponse"]["response"].is_object());
+        assert!(c["functionCall"].get("id").is_none());
+    }
+    assert_eq!(
+        responses[0]["functionResponse"]["response"],
+        json!({"output": "A"})
+    );
+    assert_eq!(
+        responses[1]["functionResponse"]["response"],
+        json!({"error": CANCELLED_RESULT})
+    );
+    assert_eq!(
+        responses[2]["functionResponse"]["response"],
+        json!({"output": "B"})
+    );
+    assert!(out.losses.iter().any(|l| l.kind == LossKind::Synthesized));
+    // Read back without ids: pairing by name and order gives each response its call.
+    let back = translate::from_messages(&out.value, &target, &options)
+        .unwrap()
+        .value
+        .turns;
+    let call_ids: Vec<String> = back[1]
+        .parts
+        .iter()
+        .map(|p| match p {
+            Part::ToolCall(c) => c.id.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let result_ids: Vec<String> = back[2]
+        .parts
+        .iter()
+        .map(|p| match p {
+            Part::ToolResult(r) => r.call_id.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(call_ids, result_ids);
+    assert_eq!(call_ids[0], "gemini_call_1_0");
+}
+
+#[test]
+fn errors_are_encoded_where_there_is_no_flag_and_recovered() {
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![
+            call("a", "Bash", json!({"command": "false"})),
+            call("b", "Bash", json!({})),
+        ]),
+        user(vec![
+            result("a", "exit 1", true),
+            Part::ToolResult(ToolResult {
+                call_id: "b".into(),
+                parts: vec![],
+                is_error: true,
+            }),
+        ]),
+    ];
+    let chat = round_trip(
+        &turns,
+        &Backend::new(Format::OpenaiChat),
+        &Options::default(),
+    );
+    assert_eq!(chat.0[2]["content"], format!("{ERROR_MARKER}\nexit 1"));
+    assert_eq!(chat.0[3]["content"], ERROR_MARKER);
+    assert_eq!(shape(&chat.1), shape(&turns));
+    let responses = round_trip(
+        &turns,
+        &Backend::new(Format::OpenaiResponses),
+        &Options::default(),
+    );
+    assert_eq!(responses.0[3]["output"], format!("{ERROR_MARKER}\nexit 1"));
+    assert_eq!(shape(&responses.1), shape(&turns));
+    let gemini =
+        translate::to_messages(&turns, &Backend::new(Format::Gemini), &Options::default()).unwrap();
+    assert_eq!(
+        gemini.value[2]["parts"][0]["functionResponse"]["response"],
+        json!({"error": "exit 1"})
+    );
+    let back = translate::from_messages(
+        &gemini.value,
+        &Backend::new(Format::Gemini),
+        &Options::default(),
+    )
+    .unwrap()
+    .value
+    .turns;
+    assert_eq!(back[2].parts[0], turns[2].parts[0]);
+    // The flagged error without text is the one thing Gemini reads back differently; reported.
+    assert_eq!(gemini.losses.len(), 1);
+    assert_eq!(gemini.losses[0].kind, LossKind::Changed);
+    // A successful output that starts with the marker is reported, since it reads back flagged.
+    let lookalike = vec![
+        assistant(vec![call("c", "Bash", json!({}))]),
+        user(vec![result(
+            "c",
+            &format!("{ERROR_MARKER}\nnot really"),
+            false,
+        )]),
+    ];
+    let out = translate::to_messages(
+        &lookalike,
+        &Backend::new(Format::OpenaiChat),
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(out.losses[0].kind, LossKind::Changed);
+}
+
+#[test]
+fn images_in_tool_results_become_sibling_parts_for_gemini_and_come_back() {
+    let turns = vec![
+        user(vec![text("screenshot please")]),
+        assistant(vec![call("s", "Screenshot", json!({}))]),
+        user(vec![
+            Part::ToolResult(ToolResult {
+                call_id: "s".into(),
+                parts: vec![
+                    ToolResultPart::Text {
+                        text: "captured".into(),
+                    },
+                    ToolResultPart::Image(png()),
+                ],
+                is_error: false,
+            }),
+            // The user's own image right after must not be taken for the result's.
+            Part::Image(png()),
+        ]),
+    ];
+    let (value, back) = round_trip(&turns, &Backend::new(Format::Gemini), &Options::default());
+    let parts = value[2]["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 3);
+    assert_eq!(
+        parts[0]["functionResponse"]["response"],
+        json!({"output": "captured", "attached_images": 1})
+    );
+    assert_eq!(parts[1]["inlineData"]["mimeType"], "image/png");
+    assert_eq!(shape(&back), shape(&turns));
+    // Chat has no images in tool messages: they follow in a user message and come back too.
+    let (chat, back) = round_trip(
+        &turns,
+        &Backend::new(Format::OpenaiChat),
+        &Options::default(),
+    );
+    assert_eq!(chat[2]["content"], "captured");
+    assert_eq!(
+        chat[3]["content"][0]["text"],
+        "[tool call s returned 1 image(s)]"
+    );
+    assert_eq!(shape(&back), shape(&turns));
+}
+
+#[test]
+fn thinking_signatures_go_back_only_to_their_provider_and_family() {
+    let turns = vec![
+        user(vec![text("q")]),
+        assistant(vec![
+            signed("anthropic", "claude-opus-4-1", "deep thought", "sig-a"),
+            text("answer"),
+        ]),
+        user(vec![text("more")]),
+    ];
+    // Another Claude model: kept (Anthropic signatures are valid across Claude models).
+    let claude = translate::to_messages(
+        &turns,
+        &backend(Format::Anthropic, "claude-sonnet-4-5"),
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(claude.value[1]["content"][0]["signature"], "sig-a");
+    assert_eq!(claude.losses.len(), 1, "only the model restamp is reported");
+    assert_eq!(claude.losses[0].kind, LossKind::Changed);
+    for format in [Format::OpenaiChat, Format::OpenaiResponses, Format::Gemini] {
+        let out =
+            translate::to_messages(&turns, &Backend::new(format), &Options::default()).unwrap();
+        let dump = out.value.to_string();
+        assert!(
+            !dump.contains("sig-a") && !dump.contains("deep thought"),
+            "{format}: {dump}"
+        );
+        assert_eq!(out.losses[0].kind, LossKind::Dropped);
+        let as_text = Options {
+            foreign_thinking: ForeignThinking::AsText,
+            ..Options::default()
+        };
+        let out = translate::to_messages(&turns, &Backend::new(format), &as_text).unwrap();
+        let dump = out.value.to_string();
+        assert!(!dump.contains("sig-a"), "{format}");
+        assert!(
+            dump.contains("<thinking>\\ndeep thought\\n</thinking>"),
+            "{format}: {dump}"
+        );
+        assert_eq!(out.losses[0].kind, LossKind::AsText);
+    }
+    // Same provider, other family: dropped.
+    let gpt = vec![
+        user(vec![text("q")]),
+        assistant(vec![signed("openai", "gpt-5-mini", "t", "enc"), text("a")]),
+    ];
+    let out = translate::to_messages(
+        &gpt,
+        &backend(Format::OpenaiResponses, "gpt-5"),
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(!out.value.to_string().contains("enc"));
+}
+
+#[test]
+fn empty_signed_thinking_blocks_survive() {
+    for (format, provider) in [
+        (Format::Anthropic, "anthropic"),
+        (Format::OpenaiResponses, "openai"),
+        (Format::Gemini, "gemini"),
+    ] {
+        let model = "m";
+        let turns = vec![
+            user(vec![text("q")]),
+            assistant(vec![signed(provider, model, "", "opaque"), text("a")]),
+            user(vec![text("q2")]),
+            assistant(vec![signed(provider, model, "", "opaque-end")]),
+        ];
+        let (value, back) = round_trip(&turns, &backend(format, model), &Options::default());
+        assert!(value.to_string().contains("opaque-end"), "{format}");
+        assert_eq!(shape(&back), shape(&turns), "{format}");
+    }
+    let redacted = vec![
+        user(vec![text("q")]),
+        assistant(vec![
+            Part::Thinking(Thinking {
+                text: String::new(),
+                signature: Some(Signature {
+                    provider: "anthropic".into(),
+                    model: None,
+                    value: "EmwKAhgBEgy".into(),
+                }),
+                redacted: true,
+            }),
+            text("a"),
+        ]),
+    ];
+    let (value, back) = round_trip(
+        &redacted,
+        &Backend::new(Format::Anthropic),
+        &Options::default(),
+    );
+    assert_eq!(
+        value[1]["content"][0],
+        json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy"})
+    );
+    assert_eq!(shape(&back), shape(&redacted));
+}
+
+#[test]
+fn gemini_thought_signature_on_a_function_call_maps_to_empty_thinking_before_it() {
+    let contents = json!([
+        {"role": "user", "parts": [{"text": "weather?"}]},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "c2lnLTE="},
+            {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}}},
+        ]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "get_weather", "response": {"temp": 20}}},
+            {"functionResponse": {"name": "get_weather", "response": {"temp": 25}}},
+        ]},
+        {"role": "model", "parts": [{"text": "Paris 20, Rome 25."}, {"text": "", "thoughtSignature": "c2lnLTI="}]},
+    ]);
+    let target = backend(Format::Gemini, "gemini-3-pro-preview");
+    let turns = translate::from_messages(&contents, &target, &Options::default())
+        .unwrap()
+        .value
+        .turns;
+    match &turns[1].parts[..] {
+        [Part::Thinking(t), Part::ToolCall(a), Part::ToolCall(b)] => {
+            assert_eq!(t.text, "");
+            let signature = t.signature.as_ref().unwrap();
+            assert_eq!(
+                (signature.provider.as_str(), signature.value.as_str()),
+                ("gemini", "c2lnLTE=")
+            );
+            assert_eq!(signature.model.as_deref(), Some("gemini-3-pro-preview"));
+            assert_eq!(
+                (a.input["city"].as_str(), b.input["city"].as_str()),
+                (Some("Paris"), Some("Rome"))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Native responses pair by name and order and read back as their JSON.
+    assert_eq!(
+        turns[2].parts[1],
+        Part::ToolResult(ToolResult {
+            call_id: "gemini_call_1_1".into(),
+            parts: vec![ToolResultPart::Text {
+                text: "{\"temp\":25}".into()
+            }],
+            is_error: false,
+        })
+    );
+    // Written back, the signature sits on the call again.
+    let out = translate::to_messages(&turns, &target, &Options::default()).unwrap();
+    assert_eq!(out.value[1]["parts"][0]["thoughtSignature"], "c2lnLTE=");
+    assert!(out.value[1]["parts"][0]["functionCall"].is_object());
+    assert_eq!(out.value[3]["parts"][1]["thoughtSignature"], "c2lnLTI=");
+}
+
+#[test]
+fn gemini_gets_the_documented_placeholder_for_calls_it_did_not_make() {
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![
+            signed("anthropic", "claude-opus-4-1", "t", "s"),
+            call("toolu_1", "Read", json!({})),
+        ]),
+        user(vec![result("toolu_1", "ok", false)]),
+    ];
+    let options = Options {
+        gemini_missing_signature: Some(GEMINI_SKIP_SIGNATURE.into()),
+        ..Options::default()
+    };
+    let target = backend(Format::Gemini, "gemini-3-pro-preview");
+    let out = translate::to_messages(&turns, &target, &options).unwrap();
+    assert_eq!(
+        out.value[1]["parts"][0]["thoughtSignature"],
+        GEMINI_SKIP_SIGNATURE
+    );
+    let back = translate::from_messages(&out.value, &target, &options)
+        .unwrap()
+        .value
+        .turns;
+    assert!(
+        matches!(back[1].parts[..], [Part::ToolCall(_)]),
+        "the placeholder is not a signature: {:?}",
+        back[1].parts
+    );
+}
+
+#[test]
+fn memory_tools_are_declarable_on_every_backend() {
+    for format in Format::ALL {
+        let out = translate::declare_tools(&memory_tools(), format, &Options::default()).unwrap();
+        let text = out.value.to_string();
+        for name in ["recall", "recall_file", "timeline", "get_episode"] {
+            assert!(text.contains(&format!("\"{name}\"")), "{format}");
+        }
+        if format == Format::Gemini {
+            assert!(!text.contains("additionalProperties"), "{text}");
+            assert_eq!(
+                out.losses.len(),
+                4,
+                "one dropped additionalProperties per tool"
+            );
+            let recall = &out.value[0]["functionDeclarations"][0]["parameters"];
+            assert_eq!(
+                recall["properties"]["limit"],
+                json!({"type": "integer", "minimum": 1, "maximum": 20, "default": 6})
+            );
+            assert_eq!(recall["required"], json!(["query"]));
+        } else {
+            assert!(out.is_lossless(), "{format}: {:?}", out.losses);
+            assert!(text.contains("\"additionalProperties\":false"), "{format}");
+        }
+    }
+    let verbatim = Options {
+        gemini_json_schema: true,
+        ..Options::default()
+    };
+    let out = translate::declare_tools(&memory_tools(), Format::Gemini, &verbatim).unwrap();
+    assert!(out.is_lossless());
+    assert_eq!(
+        out.value[0]["functionDeclarations"][3]["parametersJsonSchema"],
+        memory_tools()[3].input_schema
+    );
+}
+
+#[test]
+fn tool_declarations_reject_bad_names_and_non_object_schemas() {
+    let spec = |name: &str, schema: Value| ToolSpec {
+        name: name.into(),
+        description: String::new(),
+        input_schema: schema,
+    };
+    let err = translate::declare_tools(
+        &[spec("read.file", json!({"type": "object"}))],
+        Format::Anthropic,
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.message().contains("\"read.file\""), "{err}");
+    assert!(
+        translate::declare_tools(
+            &[spec("read.file", json!({"type": "object"}))],
+            Format::Gemini,
+            &Options::default()
+        )
+        .is_ok()
+    );
+    let err = translate::declare_tools(
+        &[spec("t", json!({"type": "string"}))],
+        Format::OpenaiChat,
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(err.message().contains("type \"string\""), "{err}");
+    let twice = [
+        spec("t", json!({"type": "object"})),
+        spec("t", json!({"type": "object"})),
+    ];
+    assert!(
+        translate::declare_tools(&twice, Format::Gemini, &Options::default())
+            .unwrap_err()
+            .message()
+            .contains("declared twice")
+    );
+}
+
+#[test]
+fn requests_carry_system_messages_and_tools_and_read_back() {
+    let turns = native_conversation("anthropic", "claude-sonnet-4-5");
+    for format in Format::ALL {
+        let target = backend(format, "claude-sonnet-4-5").with_provider("anthropic");
+        let body = translate::to_request(
+            Some("Be terse."),
+            &turns,
+            &memory_tools(),
+            &target,
+            &Options::default(),
+        )
+        .unwrap();
+        let back = translate::from_request(&body.value, &target, &Options::default())
+            .unwrap()
+            .value;
+        assert_eq!(back.system.as_deref(), Some("Be terse."), "{format}");
+        assert_eq!(back.tools.len(), 4, "{format}");
+        if body.is_lossless() {
+            assert_eq!(shape(&back.turns), shape(&turns), "{format}");
+        }
+    }
+    let chat = translate::to_request(
+        Some("S"),
+        &[],
+        &[],
+        &backend(Format::OpenaiChat, "gpt-5"),
+        &Options {
+            chat_system_role: translate::SystemRole::Developer,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .value;
+    assert_eq!(
+        chat,
+        json!({"model": "gpt-5", "messages": [{"role": "developer", "content": "S"}]})
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input
+
+#[test]
+fn unknown_content_part_types_are_precise_errors_or_dropped_on_request() {
+    let cases = [
+        (
+            Format::Anthropic,
+            json!([{"role": "user", "content": [{"type": "document", "source": {}}]}]),
+            "messages[0].content[0]",
+        ),
+        (
+            Format::OpenaiChat,
+            json!([{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]),
+            "messages[0].content[0]",
+        ),
+        (
+            Format::OpenaiResponses,
+            json!([{"type": "web_search_call", "id": "ws_1"}]),
+            "input[0]",
+        ),
+        (
+            Format::Gemini,
+            json!([{"role": "model", "parts": [{"executableCode": {"code": "1"}}]}]),
+            "contents[0].parts[0]",
+        ),
+    ];
+    for (format, value, path) in cases {
+        let err = translate::from_messages(&value, &Backend::new(format), &Options::default())
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{format}");
+        assert!(err.message().starts_with(path), "{format}: {err}");
+        assert!(err.message().contains("skip_unknown"), "{format}: {err}");
+        let skip = Options {
+            skip_unknown: true,
+            ..Options::default()
+        };
+        let out = translate::from_messages(&value, &Backend::new(format), &skip).unwrap();
+        assert_eq!(out.losses.len(), 1, "{format}");
+        assert_eq!(out.losses[0].kind, LossKind::Dropped);
+    }
+    // Canonical JSON with an unknown part type is rejected by the canonical parser itself.
+    let err = Turn::from_json(r#"{"role": "user", "parts": [{"type": "audio"}]}"#).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}
+
+#[test]
+fn malformed_provider_json_names_the_path() {
+    let cases = [
+        (
+            Format::Anthropic,
+            json!({"messages": []}),
+            "messages is an object; expected an array",
+        ),
+        (
+            Format::Anthropic,
+            json!([{"role": "system", "content": "x"}]),
+            "messages[0].role is \"system\"",
+        ),
+        (
+            Format::Anthropic,
+            json!([{"role": "assistant", "content": [{"type": "tool_use", "id": 1, "name": "x", "input": {}}]}]),
+            "messages[0].content[0].id is a number",
+        ),
+        (
+            Format::OpenaiChat,
+            json!([{"role": "tool", "tool_call_id": "a"}]),
+            "messages[0].content is missing",
+        ),
+        (
+            Format::OpenaiResponses,
+            json!([{"type": "function_call", "call_id": "a", "name": "x"}]),
+            "input[0].arguments is missing",
+        ),
+        (
+            Format::Gemini,
+            json!([{"role": "user", "parts": [{"functionResponse": {"name": "x", "response": "ok"}}]}]),
+            "contents[0].parts[0].functionResponse.response is a string; expected an object",
+        ),
+        (
+            Format::Gemini,
+            json!([{"role": "user", "parts": [{"functionCall": {"name": "x"}}]}]),
+            "contents[0]: part 0 of a user turn is a tool_call",
+        ),
+    ];
+    let err = translate::from_request(
+        &json!({"contents": []}),
+        &Backend::new(Format::Anthropic),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.message().contains("request body has no \"messages\""),
+        "{err}"
+    );
+    let err = translate::from_request(
+        &json!([]),
+        &Backend::new(Format::Gemini),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(err.message().contains("request body is an array"), "{err}");
+    for (format, value, expected) in cases {
+        let err = translate::from_messages(&value, &Backend::new(format), &Options::default())
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(err.message().contains(expected), "{format}: {err}");
+    }
+}
+
+#[test]
+fn orphan_results_are_sent_as_text_and_cancelled_calls_are_answered() {
+    let turns = vec![
+        user(vec![result("ghost", "boo", false), text("hi")]),
+        assistant(vec![call("a", "Read", json!({}))]),
+        user(vec![text("never mind")]),
+    ];
+    for format in Format::ALL {
+        let out =
+            translate::to_messages(&turns, &Backend::new(format), &Options::default()).unwrap();
+        let kinds: Vec<LossKind> = out.losses.iter().map(|l| l.kind).collect();
+        assert_eq!(kinds, [LossKind::AsText, LossKind::Synthesized], "{format}");
+        let dump = out.value.to_string();
+        assert!(
+            dump.contains("whose call is not in this conversation"),
+            "{format}"
+        );
+        assert!(dump.contains("boo"));
+        assert!(dump.contains(CANCELLED_RESULT), "{format}");
+        let strict = Options {
+            strict: true,
+            ..Options::default()
+        };
+        let err = translate::to_messages(&turns, &Backend::new(format), &strict).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Translation);
+        assert!(
+            err.message().starts_with("turn 0 part 0: as_text:"),
+            "{err}"
+        );
+    }
+    // A final assistant turn's calls are pending, not cancelled.
+    let pending = vec![
+        user(vec![text("go")]),
+        assistant(vec![call("a", "Read", json!({}))]),
+    ];
+    let out = translate::to_messages(
+        &pending,
+        &Backend::new(Format::Anthropic),
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(out.is_lossless());
+}
+
+#[test]
+fn duplicated_tool_call_ids_are_an_error() {
+    let turns = vec![assistant(vec![
+        call("x", "Read", json!({})),
+        call("x", "Read", json!({})),
+    ])];
+    for format in Format::ALL {
+        let err =
+            translate::to_messages(&turns, &Backend::new(format), &Options::default()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(
+            err.message()
+                .contains("tool call id \"x\" appears in turn 0 and turn 0"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn non_object_and_invalid_json_arguments_are_repaired_and_reported() {
+    let inputs = [
+        json!(null),
+        json!("{\"path\": \"a\"}"),
+        json!("{\"path\": \"trunc"),
+        json!([1, 2]),
+        json!(3),
+    ];
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(
+            inputs
+                .iter()
+                .enumerate()
+                .map(|(i, v)| call(&format!("c{i}"), "Read", v.clone()))
+                .collect(),
+        ),
+        user(
+            (0..inputs.len())
+                .map(|i| result(&format!("c{i}"), "ok", false))
+                .collect(),
+        ),
+    ];
+    for format in [Format::Anthropic, Format::Gemini] {
+        let out =
+            translate::to_messages(&turns, &Backend::new(format), &Options::default()).unwrap();
+        assert_eq!(
+            out.losses.len(),
+            inputs.len(),
+            "{format}: {:#?}",
+            out.losses
+        );
+        assert!(out.losses.iter().all(|l| l.kind == LossKind::Changed));
+        let back = translate::from_messages(&out.value, &Backend::new(format), &Options::default())
+            .unwrap()
+            .value
+            .turns;
+        let read: Vec<Value> = back[1]
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::ToolCall(c) => c.input.clone(),
+                _ => Value::Null,
+            })
+            .collect();
+        // Wrapped values unwrap back; null and the string holding an object come back repaired.
+        assert_eq!(
+            read,
+            [
+                json!({}),
+                json!({"path": "a"}),
+                json!("{\"path\": \"trunc"),
+                json!([1, 2]),
+                json!(3)
+            ]
+        );
+    }
+    // OpenAI carries arguments as a string, so truncated JSON survives verbatim.
+    let out = translate::to_messages(
+        &turns,
+        &Backend::new(Format::OpenaiChat),
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        out.value[1]["tool_calls"][2]["function"]["arguments"],
+        "{\"path\": \"trunc"
+    );
+    let chat = json!([{"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "f", "arguments": "not json"}}]}]);
+    let back = translate::from_messages(
+        &chat,
+        &Backend::new(Format::OpenaiChat),
+        &Options::default(),
+    )
+    .unwrap()
+    .value
+    .turns;
+    assert_eq!(back[0].parts[0], call("1", "f", json!("not json")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real sessions
+
+fn evaldata() -> PathBuf {
+    workspace().join("../shared/evaldata")
+}
+
+/// The message objects of a Claude Code log, in order (minimal parsing: `user`/`assistant` lines).
+pub fn claude_code_messages(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| matches!(line["type"].as_str(), Some("user" | "assistant")))
+        .filter_map(|line| {
+            let message = line.get("message")?;
+            Some(json!({"role": message["role"], "content": message["content"]}))
+        })
+        .collect()
+}
+
+#[test]
+fn real_claude_code_sessions_translate_to_every_backend_and_back() {
+    let dir = evaldata().join("claude-code-sessions/spotter");
+    let mut sessions: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    sessions.sort();
+    assert_eq!(sessions.len(), 6);
+    let claude = backend(Format::Anthropic, "claude-opus-4-6");
+    let mut total_turns = 0;
+    for session in &sessions {
+        let messages = Value::Array(claude_code_messages(session));
+        let turns = translate::from_messages(&messages, &claude, &Options::default())
+            .unwrap()
+            .value
+            .turns;
+        total_turns += turns.len();
+        for format in Format::ALL {
+            let target = backend(format, "claude-opus-4-6");
+            let out = translate::to_messages(&turns, &target, &Options::default()).unwrap();
+            let back = translate::from_messages(&out.value, &target, &Options::default()).unwrap();
+            // Sending what was read back gives the same JSON: the translation is a fixed point.
+            let again =
+                translate::to_messages(&back.value.turns, &target, &Options::default()).unwrap();
+            assert_eq!(again.value, out.value, "{format} {}", session.display());
+            if out.is_lossless() {
+                assert_eq!(shape(&back.value.turns), shape(&turns));
+            }
+            // Every tool call of the original is sent exactly once.
+            let calls = turns
+                .iter()
+                .flat_map(|t| &t.parts)
+                .filter(|p| matches!(p, Part::ToolCall(_)))
+                .count();
+            let sent = back
+                .value
+                .turns
+                .iter()
+                .flat_map(|t| &t.parts)
+                .filter(|p| matches!(p, Part::ToolCall(_)))
+                .count();
+            assert_eq!(calls, sent, "{format}");
+        }
+    }
+    assert!(total_turns > 1_000, "{total_turns}");
+}
+
+#[test]
+fn fork_windows_of_a_real_session_never_split_a_call_from_its_result() {
+    let session = evaldata().join("claude-code-sessions/spotter/tool_heavy.jsonl");
+    let messages = Value::Array(claude_code_messages(&session));
+    let claude = backend(Format::Anthropic, "claude-opus-4-6");
+    let turns = translate::from_messages(&messages, &claude, &Options::default())
+        .unwrap()
+        .value
+        .turns;
+    let target = backend(Format::OpenaiResponses, "gpt-5");
+    let total = translate::fit_window(&turns, &target, &Options::default(), u64::MAX).kept_tokens;
+    let mut starts = Vec::new();
+    for budget in [total, total / 2, total / 4, total / 10, 0] {
+        let window = translate::fit_window(&turns, &target, &Options::default(), budget);
+        assert_eq!(window.kept_tokens + window.omitted_tokens, total);
+        assert_eq!(window.fits, window.kept_tokens <= budget, "{window:?}");
+        let kept = &turns[window.start..];
+        assert!(window.start == 0 || kept[0].role == Role::User);
+        let kept_calls: Vec<&str> = kept
+            .iter()
+            .flat_map(|t| &t.parts)
+            .filter_map(|p| match p {
+                Part::ToolCall(c) => Some(c.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        for part in kept.iter().flat_map(|t| &t.parts) {
+            if let Part::ToolResult(r) = part {
+                assert!(
+                    kept_calls.contains(&r.call_id.as_str()),
+                    "result {} without its call",
+                    r.call_id
+                );
+            }
+        }
+        starts.push(window.start);
+    }
+    assert!(
+        starts.windows(2).all(|w| w[0] <= w[1]),
+        "smaller budgets keep fewer turns: {starts:?}"
+    );
+    assert!(starts[0] == 0 && *starts.last().unwrap() > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golden fixtures
+
+#[derive(serde::Deserialize, serde::Serialize)]
+struct Fixture {
+    description: String,
+    direction: String,
+    backend: Backend,
+    #[serde(default)]
+    options: Options,
+    canonical: translate::Request,
+    provider: Value,
+    #[serde(default)]
+    losses: Vec<translate::Loss>,
+}
+
+fn fixture_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for format in Format::ALL {
+        let dir = fixtures_dir().join(format.name());
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Checks every golden fixture. `CODEOID_BLESS=1` rewrites the expected side instead (review the
+/// diff before committing).
+#[test]
+fn golden_fixtures() {
+    let bless = std::env::var_os("CODEOID_BLESS").is_some();
+    let files = fixture_files();
+    assert!(files.len() >= 8, "{files:?}");
+    for path in files {
+        let name = path.display().to_string();
+        let mut fixture: Fixture =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            path.parent().unwrap().file_name().unwrap(),
+            fixture.backend.format.name(),
+            "{name}"
+        );
+        let options = &fixture.options;
+        match fixture.direction.as_str() {
+            "both" | "to_provider" => {
+                let c = &fixture.canonical;
+                let out = translate::to_request(
+                    c.system.as_deref(),
+                    &c.turns,
+                    &c.tools,
+                    &fixture.backend,
+                    options,
+                )
+                .unwrap();
+                if bless {
+                    fixture.provider = out.value;
+                    fixture.losses = out.losses;
+                } else {
+                    assert_eq!(out.value, fixture.provider, "{name}");
+                    assert_eq!(out.losses, fixture.losses, "{name}");
+                }
+                if fixture.direction == "both" {
+                    assert!(
+                        fixture.losses.is_empty(),
+                        "{name}: a both-ways fixture must be lossless"
+                    );
+                    let back =
+                        translate::from_request(&fixture.provider, &fixture.backend, options)
+                            .unwrap();
+                    assert_eq!(shape(&back.value.turns), shape(&c.turns), "{name}");
+                    assert_eq!(back.value.system, c.system, "{name}");
+                }
+            }
+            "from_provider" => {
+                let back =
+                    translate::from_request(&fixture.provider, &fixture.backend, options).unwrap();
+                if bless {
+                    fixture.canonical = back.value;
+                    fixture.losses = back.losses;
+                } else {
+                    assert_eq!(back.value, fixture.canonical, "{name}");
+                    assert_eq!(back.losses, fixture.losses, "{name}");
+                }
+            }
+            other => panic!("{name}: unknown direction {other:?}"),
+        }
+        if bless {
+            let mut text = serde_json::to_string_pretty(&fixture).unwrap();
+            text.push('\n');
+            std::fs::write(&path, text).unwrap();
+        }
+    }
+}
+
+/// Every fixture's provider side, plus the translations of a real session to every backend,
+/// validated with the providers' official Python SDK types.
+#[test]
+fn provider_json_validates_against_the_official_sdk_types() {
+    let script = workspace().join("scripts/validate_translations.py");
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .arg(&script)
+        .arg("--check-sdks")
+        .output();
+    match probe {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => {
+            eprintln!(
+                "skipping SDK validation: {}; install with pip install -r scripts/requirements-translate.txt",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return;
+        }
+        Err(e) => {
+            eprintln!("skipping SDK validation: cannot run {python}: {e}");
+            return;
+        }
+    }
+    // Real translations next to the fixtures: one file per backend.
+    let dir = tempfile::tempdir().unwrap();
+    let session = evaldata().join("claude-code-sessions/spotter/tool_heavy.jsonl");
+    let messages = Value::Array(claude_code_messages(&session));
+    let claude = backend(Format::Anthropic, "claude-opus-4-6");
+    let turns = translate::from_messages(&messages, &claude, &Options::default())
+        .unwrap()
+        .value
+        .turns;
+    for format in Format::ALL {
+        let target = backend(format, "claude-opus-4-6").with_provider(format.vendor());
+        let body = translate::to_request(
+            Some("system"),
+            &turns,
+            &memory_tools(),
+            &target,
+            &Options::default(),
+        )
+        .unwrap();
+        let file = dir.path().join(format!("{}.json", format.name()));
+        std::fs::write(
+            &file,
+            json!({"backend": target, "provider": body.value}).to_string(),
+        )
+        .unwrap();
+    }
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(fixtures_dir())
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("0 failed"), "{stdout}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+fn arb_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        "[a-z ]{1,12}",
+        Just(format!("{ERROR_MARKER}\nx")),
+        Just(ERROR_MARKER.to_owned()),
+        Just("[tool call a returned 1 image(s)]".to_owned()),
+        any::<String>(),
+    ]
+}
+
+fn arb_image() -> impl Strategy<Value = Image> {
+    let source = prop_oneof![
+        Just(ImageSource::Base64 { data: PNG.into() }),
+        Just(ImageSource::Base64 {
+            data: "SGVsbG8=".into()
+        }),
+        Just(ImageSource::Url {
+            url: "https://example.com/a.png".into()
+        }),
+        Just(ImageSource::Url {
+            url: "gs://bucket/a.png".into()
+        }),
+        Just(ImageSource::File {
+            file_id: "file_123".into()
+        }),
+    ];
+    let media = prop_oneof![
+        Just(None),
+        Just(Some("image/png".to_owned())),
+        Just(Some("image/bmp".to_owned()))
+    ];
+    (media, source).prop_map(|(media_type, source)| Image { media_type, source })
+}
+
+fn arb_id() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("a".to_owned()),
+        Just("b".to_owned()),
+        Just("toolu_01X".to_owned()),
+        Just("fn.x:0".to_owned()),
+        Just("cdx_61".to_owned()),
+        Just("y".repeat(50)),
+        "[a-c]{1,2}",
+    ]
+}
+
+fn arb_input() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!({"path": "a.rs"})),
+        Just(json!({})),
+        Just(Value::Null),
+        Just(json!("{\"k\": 1}")),
+        Just(json!("{\"trunc")),
+        Just(json!([1, "x"])),
+        Just(json!({"_raw_arguments": 2})),
+        Just(json!(1.5)),
+    ]
+}
+
+fn arb_thinking() -> impl Strategy<Value = Thinking> {
+    let provider = prop_oneof![
+        Just("anthropic"),
+        Just("openai"),
+        Just("gemini"),
+        Just("deepseek")
+    ];
+    let model = prop_oneof![Just(None), Just(Some("m")), Just(Some("other"))];
+    (
+        arb_text(),
+        proptest::option::of((provider, model, "[a-z]{0,4}")),
+        any::<bool>(),
+    )
+        .prop_map(|(text, signature, redacted)| Thinking {
+            text,
+            signature: signature.map(|(provider, model, value)| Signature {
+                provider: provider.into(),
+                model: model.map(Into::into),
+                value,
+            }),
+            redacted,
+        })
+}
+
+fn arb_part() -> impl Strategy<Value = Part> {
+    let result_part = prop_oneof![
+        arb_text().prop_map(|text| ToolResultPart::Text { text }),
+        arb_image().prop_map(ToolResultPart::Image),
+    ];
+    prop_oneof![
+        3 => arb_text().prop_map(|text| Part::Text { text }),
+        1 => arb_image().prop_map(Part::Image),
+        2 => arb_thinking().prop_map(Part::Thinking),
+        3 => (arb_id(), proptest::option::of("[a-z]{1,3}"), prop_oneof![Just("Read"), Just("Grep")], arb_input()).prop_map(
+            |(id, provider_id, name, input)| Part::ToolCall(ToolCall { id, provider_id, name: name.into(), input })
+        ),
+        3 => (arb_id(), proptest::collection::vec(result_part, 0..3), any::<bool>()).prop_map(
+            |(call_id, parts, is_error)| Part::ToolResult(ToolResult { call_id, parts, is_error })
+        ),
+        1 => "[a-z]{0,5}".prop_map(|message| Part::Error { message }),
+    ]
+}
+
+fn arb_turns() -> impl Strategy<Value = Vec<Turn>> {
+    let turn = (
+        any::<bool>(),
+        proptest::collection::vec(arb_part(), 0..4),
+        proptest::option::of(prop_oneof![
+            Just("anthropic"),
+            Just("gemini"),
+            Just("openai")
+        ]),
+    )
+        .prop_map(|(is_user, parts, provider)| {
+            // Keep parts that fit the role most of the time, so that generated conversations are
+            // mostly valid and translation, not validation, is what gets exercised.
+            let role = if is_user { Role::User } else { Role::Assistant };
+            let parts = parts
+                .into_iter()
+                .filter(|p| {
+                    !matches!(
+                        (role, p),
+                        (Role::User, Part::ToolCall(_) | Part::Thinking(_))
+                            | (Role::Assistant, Part::ToolResult(_))
+                    )
+                })
+                .collect();
+            let mut turn = Turn::new(role, parts);
+            turn.provider = provider.map(Into::into);
+            turn
+        });
+    proptest::collection::vec(turn, 0..7).prop_map(|mut turns| {
+        // Call ids are drawn from a small pool so that results often match them; make them unique
+        // (duplicates are a tested error of their own) so most cases reach the translators.
+        let mut seen = std::collections::HashSet::new();
+        for (t, turn) in turns.iter_mut().enumerate() {
+            for (p, part) in turn.parts.iter_mut().enumerate() {
+                if let Part::ToolCall(call) = part {
+                    if !seen.insert(call.id.clone()) {
+                        call.id = format!("{}_{t}_{p}", call.id);
+                        seen.insert(call.id.clone());
+                    }
+                }
+            }
+        }
+        turns
+    })
+}
+
+fn arb_backend() -> impl Strategy<Value = (Backend, Options)> {
+    let format = prop_oneof![
+        Just(Format::Anthropic),
+        Just(Format::OpenaiChat),
+        Just(Format::OpenaiResponses),
+        Just(Format::Gemini)
+    ];
+    let model = prop_oneof![Just(None), Just(Some("m"))];
+    (format, model, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+        |(format, model, as_text, flag, ids)| {
+            let mut backend = Backend::new(format);
+            backend.model = model.map(Into::into);
+            let options = Options {
+                foreign_thinking: if as_text {
+                    ForeignThinking::AsText
+                } else {
+                    ForeignThinking::Drop
+                },
+                chat_reasoning_content: flag,
+                gemini_call_ids: ids,
+                gemini_missing_signature: flag.then(|| GEMINI_SKIP_SIGNATURE.to_owned()),
+                ..Options::default()
+            };
+            (backend, options)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Translation succeeds or errors cleanly; a success reads back, is a fixed point, and when
+    /// nothing was reported lost it gives the input back.
+    #[test]
+    fn translation_is_clean_and_lossless_means_identity(turns in arb_turns(), (backend, options) in arb_backend()) {
+        // Generated turns are valid and their call ids unique: translation must succeed.
+        let out = translate::to_messages(&turns, &backend, &options);
+        prop_assert!(out.is_ok(), "{:?}", out.err());
+        let out = out.unwrap();
+        let back = translate::from_messages(&out.value, &backend, &options);
+        prop_assert!(back.is_ok(), "{:?}\n{}", back.err(), out.value);
+        let back = back.unwrap();
+        prop_assert!(back.is_lossless());
+        if out.is_lossless() {
+            prop_assert_eq!(shape(&back.value.turns), shape(&turns), "{}", out.value);
+        }
+        let again = translate::to_messages(&back.value.turns, &backend, &options).unwrap();
+        prop_assert_eq!(&again.value, &out.value);
+    }
+}
