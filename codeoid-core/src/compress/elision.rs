@@ -133,10 +133,7 @@ pub(crate) fn by_extension<'a>(names: impl IntoIterator<Item = &'a str>, max: us
         let kind = if name.ends_with('/') {
             "directories".to_owned()
         } else {
-            match base.rfind('.') {
-                Some(dot) if dot > 0 && dot + 1 < base.len() => base[dot..].to_owned(),
-                _ => "no extension".to_owned(),
-            }
+            extension(base).map_or_else(|| "no extension".to_owned(), |e| format!(".{e}"))
         };
         *counts.entry(kind).or_default() += 1;
     }
@@ -151,6 +148,18 @@ pub(crate) fn by_extension<'a>(names: impl IntoIterator<Item = &'a str>, max: us
         parts.push("…".to_owned());
     }
     parts.join(", ")
+}
+
+/// The extension of a file name: up to eight letters and digits after the last dot, with at
+/// least one letter, so `libc.so.6` and `python3.11` count as having none.
+fn extension(name: &str) -> Option<&str> {
+    let dot = name.rfind('.')?;
+    let ext = &name[dot + 1..];
+    let plausible = dot > 0
+        && (1..=8).contains(&ext.len())
+        && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+        && ext.bytes().any(|b| b.is_ascii_alphabetic());
+    plausible.then_some(ext)
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //!    runs commands that pick different rules, the `fallback` rule applies;
 //! 3. output under the rule's `min_bytes` passes through; binary output is replaced by one line
 //!    saying what it was;
-//! 4. the rule's family runs on the normalized text ([`super::terminal`]);
+//! 4. the rule's family runs on the normalized text ([`super::terminal`]); when it finds
+//!    nothing to cut, the normalized text itself is the candidate (colour codes removed);
 //! 5. the result is used only when it saves at least `min_saving` of the bytes, hint included.
 //!
 //! The registry never stores anything and never sees stderr: see [`super::runner`] for the
@@ -214,7 +215,19 @@ impl Registry {
             lines: text.lines().collect(),
             facts: &rule.facts,
         };
-        let body = rule.compiled.compress(&input)?;
+        // When the family finds nothing to cut, the normalized text alone may still be worth
+        // it: colour codes and progress redraws can be a third of the bytes.
+        let body = match rule.compiled.compress(&input) {
+            Some(body) => body,
+            None if text.len() < stdout.len() => {
+                let mut plain = text.into_owned();
+                if !plain.is_empty() && !plain.ends_with('\n') {
+                    plain.push('\n');
+                }
+                plain
+            }
+            None => return None,
+        };
         let compressed = Compressed {
             bytes_in: stdout.len(),
             bytes_out: body.len(),
@@ -304,12 +317,12 @@ impl Rule {
         if commands.is_empty() {
             return Err(missing_key(&name, "commands"));
         }
-        let joined: Vec<String> = commands.iter().map(|c| format!("(?:{c})")).collect();
-        let matcher = compile(&name, "command", &joined.join("|"))?;
-        // Report the exact bad pattern rather than the joined one.
+        // Compile each pattern alone first so an error names the pattern as written.
         for command in &commands {
             compile(&name, "command", command)?;
         }
+        let joined: Vec<String> = commands.iter().map(|c| format!("(?:{c})")).collect();
+        let matcher = compile(&name, "command", &joined.join("|"))?;
         let facts = FactSet::new(&name, spec.facts.as_deref().unwrap_or_default())?;
         let compiled = Compiled::new(&name, family, &spec.params)?;
         Ok(Rule {

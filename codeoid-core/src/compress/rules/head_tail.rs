@@ -51,27 +51,48 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
     }
     let mut out = Output::with_capacity(input.text.len() / 4);
     let tail_start = runs.len().saturating_sub(params.tail).max(params.head);
-    let mut elided: Option<(usize, usize)> = None;
+    // Runs waiting to be elided, as a range of indexes into `runs`.
+    let mut gap: Option<(usize, usize)> = None;
     for (index, run) in runs.iter().enumerate() {
         let keep = index < params.head || index >= tail_start || input.facts.is_fact(run.line);
         if !keep {
-            let end = run.start + run.len;
-            elided = Some(elided.map_or((run.start, end), |(start, _)| (start, end)));
+            gap = Some(gap.map_or((index, index + 1), |(first, _)| (first, index + 1)));
             continue;
         }
-        if let Some((start, end)) = elided.take() {
-            lines_marker(&mut out, start, end);
+        if let Some((first, end)) = gap.take() {
+            close_gap(&mut out, &runs[first..end], params.max_repeats);
         }
-        emit_run(&mut out, run, params.max_repeats);
+        emit_run_parts(&mut out, run.line, run.len, params.max_repeats);
     }
-    if let Some((start, end)) = elided {
-        lines_marker(&mut out, start, end);
+    if let Some((first, end)) = gap {
+        close_gap(&mut out, &runs[first..end], params.max_repeats);
     }
     Some(out.finish())
 }
 
+/// Writes a marker for `gap`, or its lines when they are no longer than the marker would be.
+fn close_gap(out: &mut Output, gap: &[Run<'_>], max_repeats: usize) {
+    let (Some(first), Some(last)) = (gap.first(), gap.last()) else {
+        return;
+    };
+    let (start, end) = (first.start, last.start + last.len);
+    let bytes: usize = gap
+        .iter()
+        .map(|r| (r.line.len() + 1) * r.len.min(max_repeats.max(1)))
+        .sum();
+    if bytes <= LINES_MARKER_BYTES && gap.iter().all(|r| r.len <= max_repeats.max(1)) {
+        gap.iter()
+            .for_each(|r| emit_run_parts(out, r.line, r.len, max_repeats));
+    } else {
+        lines_marker(out, start, end);
+    }
+}
+
+/// About the length of a `[codeoid: N lines elided (lines A–B)]` marker.
+const LINES_MARKER_BYTES: usize = 48;
+
 /// Writes a run: its line up to `max_repeats` times, then a count of the remaining repeats.
-pub(crate) fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) {
+fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) {
     let shown = len.min(max_repeats.max(1));
     for _ in 0..shown {
         out.line(line);
@@ -79,10 +100,6 @@ pub(crate) fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repea
     if len > shown {
         out.marker("", len - shown, "repeats of the line above");
     }
-}
-
-fn emit_run(out: &mut Output, run: &Run<'_>, max_repeats: usize) {
-    emit_run_parts(out, run.line, run.len, max_repeats);
 }
 
 /// `[codeoid: 920 lines elided (lines 41–960)]`, with 1-based, inclusive line numbers.

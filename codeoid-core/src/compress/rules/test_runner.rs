@@ -9,8 +9,8 @@
 //!
 //! With `dedupe_repeats` (the default), a run of lines that each already appeared earlier in the
 //! kept output (the same stack frames and advice under every failure of a run where all tests
-//! fail for one reason) becomes one marker, when the run is long enough to be worth it. Fact
-//! lines are never deduplicated.
+//! fail for one reason) becomes one marker, when it holds at least `min_repeat_lines` lines that
+//! are not short and `min_repeat_bytes` bytes. Fact lines are never deduplicated.
 //!
 //! Returns nothing when no line was dropped or deduplicated.
 
@@ -30,18 +30,24 @@ use crate::error::Result;
 pub(crate) struct Params {
     /// Lines to elide, with what they are called in markers.
     drop: Vec<DropSpec>,
+    /// Multi-line blocks to elide (a passing TAP test and its YAML details).
+    drop_blocks: Vec<BlockSpec>,
     /// Elide runs of lines repeated from earlier output.
     dedupe_repeats: bool,
     /// A repeated run is elided only if its lines add up to at least this many bytes.
     min_repeat_bytes: usize,
+    /// ... and only if it has at least this many lines that are not short.
+    min_repeat_lines: usize,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
             drop: Vec::new(),
+            drop_blocks: Vec::new(),
             dedupe_repeats: true,
             min_repeat_bytes: 100,
+            min_repeat_lines: 2,
         }
     }
 }
@@ -56,8 +62,37 @@ struct DropSpec {
     what: String,
 }
 
-/// Lines shorter than this are never deduplicated: blank lines and short words repeat by nature
-/// and a marker would be longer than them.
+/// One `drop_blocks` entry: from a line matching `start` through the next line matching `end`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockSpec {
+    /// Regular expression for the first line of a block.
+    start: String,
+    /// Regular expression for the last line of a block.
+    end: String,
+    /// What one block is called in the marker, plural.
+    what: String,
+    /// A block longer than this is not a block (its end is missing): only the start line is
+    /// treated as an ordinary line.
+    #[serde(default = "default_block_lines")]
+    max_lines: usize,
+}
+
+fn default_block_lines() -> usize {
+    40
+}
+
+/// A compiled `drop_blocks` entry.
+#[derive(Debug, Clone)]
+struct Block {
+    start: Regex,
+    end: Regex,
+    what: String,
+    max_lines: usize,
+}
+
+/// Lines shorter than this (trimmed) do not count towards a repeated run: blank lines and `},`
+/// repeat by nature. They are elided only inside a run of longer repeated lines.
 const MIN_DEDUPE_LINE: usize = 16;
 
 /// A `test_runner` rule ready to run.
@@ -65,8 +100,10 @@ const MIN_DEDUPE_LINE: usize = 16;
 pub(crate) struct Compiled {
     any_drop: Option<Regex>,
     drops: Vec<(Regex, String)>,
+    blocks: Vec<Block>,
     dedupe_repeats: bool,
     min_repeat_bytes: usize,
+    min_repeat_lines: usize,
 }
 
 impl Compiled {
@@ -90,11 +127,25 @@ impl Compiled {
                 .collect();
             Some(compile(rule, "drop", &joined.join("|"))?)
         };
+        let blocks = params
+            .drop_blocks
+            .iter()
+            .map(|b| {
+                Ok(Block {
+                    start: compile(rule, "block start", &b.start)?,
+                    end: compile(rule, "block end", &b.end)?,
+                    what: b.what.clone(),
+                    max_lines: b.max_lines,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Compiled {
             any_drop,
             drops,
+            blocks,
             dedupe_repeats: params.dedupe_repeats,
             min_repeat_bytes: params.min_repeat_bytes,
+            min_repeat_lines: params.min_repeat_lines,
         })
     }
 
@@ -104,18 +155,26 @@ impl Compiled {
         let mut seen: HashSet<&str> = HashSet::new();
         let mut repeats: Vec<&str> = Vec::new();
         let mut elided_any = false;
-        for &line in &input.lines {
+        let lines = &input.lines;
+        let mut i = 0;
+        while i < lines.len() {
+            let line = lines[i];
+            i += 1;
             if !input.facts.is_fact(line) {
+                if let Some((what, len)) = self.block_at(&lines[i - 1..], input) {
+                    self.flush_repeats(&mut out, &mut repeats, &mut elided_any);
+                    tally.add(what);
+                    elided_any = true;
+                    i += len - 1;
+                    continue;
+                }
                 if let Some(what) = self.dropped(line) {
                     self.flush_repeats(&mut out, &mut repeats, &mut elided_any);
                     tally.add(what);
                     elided_any = true;
                     continue;
                 }
-                if self.dedupe_repeats
-                    && line.trim().len() >= MIN_DEDUPE_LINE
-                    && seen.contains(line)
-                {
+                if self.dedupe_repeats && seen.contains(line) {
                     tally.flush(&mut out, indent_of(line));
                     repeats.push(line);
                     continue;
@@ -131,6 +190,20 @@ impl Compiled {
         elided_any.then(|| out.finish())
     }
 
+    /// When `lines` starts with a droppable block (no fact line inside): what it is called and
+    /// how many lines it has.
+    fn block_at(&self, lines: &[&str], input: &Input<'_>) -> Option<(&str, usize)> {
+        let first = lines.first()?;
+        let block = self.blocks.iter().find(|b| b.start.is_match(first))?;
+        let window = &lines[1..lines.len().min(block.max_lines)];
+        let end = window.iter().position(|l| block.end.is_match(l))?;
+        let body = &window[..=end];
+        if body.iter().any(|l| input.facts.is_fact(l)) {
+            return None;
+        }
+        Some((block.what.as_str(), end + 2))
+    }
+
     /// What `line` is called if a drop pattern matches it.
     fn dropped(&self, line: &str) -> Option<&str> {
         if !self.any_drop.as_ref()?.is_match(line) {
@@ -144,24 +217,27 @@ impl Compiled {
 
     /// Writes a pending run of repeated lines: as one marker when that saves space, else as is.
     fn flush_repeats(&self, out: &mut Output, repeats: &mut Vec<&str>, elided_any: &mut bool) {
-        if repeats.is_empty() {
-            return;
-        }
-        let bytes: usize = repeats.iter().map(|l| l.len() + 1).sum();
-        let what = if repeats.len() == 1 { "line" } else { "lines" };
-        let marker = marker_text(repeats.len(), what, "repeated from earlier output");
-        if bytes >= self.min_repeat_bytes && bytes > marker.len() + 1 {
-            out.marker_with(
-                indent_of(repeats[0]),
-                repeats.len(),
-                what,
-                "repeated from earlier output",
-            );
+        // Short lines (blank lines, `},`) at the edges stay visible, so the marker replaces
+        // only the substance and the layout around it survives.
+        let is_long = |l: &&str| l.trim().len() >= MIN_DEDUPE_LINE;
+        let first = repeats.iter().position(is_long).unwrap_or(repeats.len());
+        let last = repeats.iter().rposition(is_long).map_or(first, |n| n + 1);
+        let core = &repeats[first..last];
+        let long = core.iter().filter(|l| is_long(l)).count();
+        let bytes: usize = core.iter().map(|l| l.len() + 1).sum();
+        let what = if core.len() == 1 { "line" } else { "lines" };
+        let detail = "repeated from earlier output";
+        let marker = marker_text(core.len(), what, detail);
+        let worth_it = long >= self.min_repeat_lines
+            && bytes >= self.min_repeat_bytes
+            && bytes > marker.len() + 1;
+        if worth_it {
+            repeats[..first].iter().for_each(|l| out.line(l));
+            out.marker_with(indent_of(core[0]), core.len(), what, detail);
+            repeats[last..].iter().for_each(|l| out.line(l));
             *elided_any = true;
         } else {
-            for line in repeats.iter() {
-                out.line(line);
-            }
+            repeats.iter().for_each(|l| out.line(l));
         }
         repeats.clear();
     }
@@ -229,11 +305,28 @@ mod tests {
         assert!(
             out.ends_with(
                 "  2) test case 2\n     ** (RuntimeError) lazy_html is missing\n     \
-             Please add to your mix.exs: lazy_html\n     stacktrace:\n       \
-             [codeoid: 2 lines elided (repeated from earlier output)]\n       \
+             [codeoid: 4 lines elided (repeated from earlier output)]\n       \
              test/x_test.exs:2: (test)\n"
             ),
             "{out}"
+        );
+    }
+
+    #[test]
+    fn blocks_are_dropped_whole_unless_they_hold_a_fact() {
+        let params: Params = serde_json::from_str(
+            r#"{"drop_blocks": [{"start": "^ok \\d+ - ", "end": "^  \\.\\.\\.$", "what": "passing tests"}]}"#,
+        )
+        .unwrap();
+        let runner = Compiled::new("tap", params).unwrap();
+        let text = "ok 1 - a\n  ---\n  duration_ms: 1\n  ...\nnot ok 2 - b\n  ---\n  ...\n\
+                    ok 3 - c\n  ---\n  error: boom\n  ...\nok 4 - no end";
+        let input = input_for(text, &["@diagnostics"]);
+        let out = runner.compress(&input).unwrap();
+        assert_eq!(
+            out,
+            "[codeoid: 1 passing tests elided]\nnot ok 2 - b\n  ---\n  ...\n\
+             ok 3 - c\n  ---\n  error: boom\n  ...\nok 4 - no end\n"
         );
     }
 
