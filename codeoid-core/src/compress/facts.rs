@@ -33,7 +33,7 @@ pub const DIAGNOSTICS: &[&str] = &[
     r"(?:^|[^A-Za-z0-9_])(?:ERROR|ERR!|WARN|WARNING|FATAL|CRITICAL|FAILED|FAILURE|FAIL)(?:[^A-Za-z0-9_]|$)",
     // Exception types followed by their message: `ValueError: x`, `java.io.IOException: y`
     // (not Rust paths such as `RecvError::Closed`: the colon must end the word).
-    r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception):(?:\s|$)",
+    r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning):(?:\s|$)",
     r"(?i)\b(?:panicked at|traceback \(most recent call last\)|segmentation fault|core dumped)",
     // Exit codes, as shells and harnesses report them.
     r"(?i)^\s*(?:exit (?:code|status)|exited with(?: code)?)[: ]+\d+",
