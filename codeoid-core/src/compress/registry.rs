@@ -367,3 +367,54 @@ fn binary(stdout: &[u8]) -> Compressed {
         text,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registry_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Registry>();
+        shareable::<Compressed>();
+    }
+
+    #[test]
+    fn the_hint_names_rule_ratio_and_episode() {
+        let compressed = Compressed {
+            text: "kept\n".to_owned(),
+            rule: "cargo-test".to_owned(),
+            bytes_in: 1000,
+            bytes_out: 123,
+            kept_ratio: 0.123,
+        };
+        assert_eq!(
+            compressed.with_hint("ep_42"),
+            "kept\n[codeoid: cargo-test kept 12% — get_episode(\"ep_42\") has the raw output]\n"
+        );
+        let tiny = Compressed {
+            kept_ratio: 0.004,
+            ..compressed
+        };
+        assert!(tiny.hint("x").contains("kept <1%"));
+    }
+
+    #[test]
+    fn mixed_commands_use_the_fallback_and_none_disables_it() {
+        let registry = Registry::builtin().unwrap();
+        assert_eq!(
+            registry.rule_for("git status; cargo test"),
+            Some("head-tail")
+        );
+        let config = Config {
+            fallback: None,
+            ..Config::default()
+        };
+        let strict = Registry::new(&config).unwrap();
+        assert_eq!(strict.rule_for("git status; cargo test"), None);
+        assert_eq!(
+            strict.rule_for("cargo test; cargo test -p x"),
+            Some("cargo-test")
+        );
+    }
+}
