@@ -40,41 +40,37 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
 
 /// Groups `paths` by parent directory and writes them.
 fn write_grouped(params: &Params, paths: &[Cow<'_, str>], input: &Input<'_>, out: &mut Output) {
+    // Each directory's members as (full path, name), borrowed from `paths`: no allocation per
+    // entry except for the `/` that marks a directory.
     let mut order: Vec<&str> = Vec::new();
-    let mut members: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut members: HashMap<&str, Vec<(&str, &str)>> = HashMap::new();
     for path in paths {
-        let trimmed = path.trim_end_matches('/');
-        let (dir, name) = match trimmed.rsplit_once('/') {
-            Some((dir, name)) => (dir, name),
-            None => ("", trimmed),
-        };
-        let list = members.entry(dir).or_insert_with(|| {
-            order.push(dir);
-            Vec::new()
-        });
-        list.push(name);
+        let full = path.trim_end_matches('/');
+        let (dir, name) = full.rsplit_once('/').unwrap_or(("", full));
+        members
+            .entry(dir)
+            .or_insert_with(|| {
+                order.push(dir);
+                Vec::new()
+            })
+            .push((full, name));
     }
     let dirs: HashSet<&str> = order.iter().copied().collect();
+    let check_facts = !input.facts.is_empty();
     let mut groups: Vec<Group<'_>> = Vec::with_capacity(order.len());
     for dir in &order {
-        let names = members.get(dir).map(Vec::as_slice).unwrap_or_default();
-        let entries = names
+        let list = members.get(dir).map(Vec::as_slice).unwrap_or_default();
+        let entries = list
             .iter()
-            .map(|name| {
-                let full = if dir.is_empty() {
-                    Cow::Borrowed(*name)
-                } else {
-                    Cow::Owned(format!("{dir}/{name}"))
-                };
-                let is_dir = dirs.contains(full.as_ref());
-                let text: Cow<'_, str> = if is_dir {
+            .map(|&(full, name)| {
+                let text: Cow<'_, str> = if dirs.contains(full) {
                     Cow::Owned(format!("{name}/"))
                 } else {
-                    Cow::Borrowed(*name)
+                    Cow::Borrowed(name)
                 };
                 Entry {
                     name: text.clone(),
-                    always: input.facts.is_fact(&full),
+                    always: check_facts && input.facts.is_fact(full),
                     text,
                 }
             })
