@@ -94,7 +94,8 @@ pub struct RuleSpec {
     /// [`super::CommandShape`]). Required for a new rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commands: Option<Vec<String>>,
-    /// Fact patterns (see [`super::facts`]); `@diagnostics` names the shared error-line set.
+    /// Fact patterns: lines matching one are never removed (with a capture group, only the
+    /// captured text must survive); `@diagnostics` names [`super::DIAGNOSTICS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facts: Option<Vec<String>>,
     /// Output below this many bytes passes through; defaults to the global `min_bytes`.

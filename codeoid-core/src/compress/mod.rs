@@ -16,7 +16,8 @@
 //! - [`CommandShape`]: which command a command line really runs (`cd x && VAR=1 sudo cargo test`).
 //! - `rules`: one file per family (git diff, status and log; test runners; `ls`; path lists and
 //!   `tree`; grep; head/tail).
-//! - `facts`, `elision`, `terminal`: fact patterns, marker format, ANSI/`\r` normalization.
+//! - `facts` ([`DIAGNOSTICS`]), `elision`, `terminal`: fact patterns, marker format, ANSI and
+//!   `\r` normalization.
 //! - [`Runner`]: runs `sh -c`, stores first, compresses stdout; stderr and exit code untouched.
 //! - [`claude_hook`]: the Claude Code `PreToolUse` hook that routes Bash through `codeoid run`.
 //!
@@ -27,7 +28,7 @@ pub mod claude_hook;
 mod command;
 mod config;
 mod elision;
-pub mod facts;
+mod facts;
 mod registry;
 mod rules;
 mod runner;
@@ -35,5 +36,6 @@ mod terminal;
 
 pub use command::{CommandShape, Pipeline};
 pub use config::{Config, Family, RuleSpec, builtin_rules};
+pub use facts::{DIAGNOSTICS, DIAGNOSTICS_NAME};
 pub use registry::{BINARY_RULE, Compressed, Registry, RuleInfo};
 pub use runner::{MemorySink, RawOutputSink, RunOutput, Runner, Stdin, StoredRaw};
