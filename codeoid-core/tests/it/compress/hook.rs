@@ -4,7 +4,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
-use codeoid_core::compress::claude_hook::{HOOK_SUBCOMMAND, claude_code_settings, pre_tool_use};
+use codeoid_core::compress::claude_hook::{
+    Guard, HOOK_SUBCOMMAND, claude_code_settings, pre_tool_use,
+};
 use codeoid_core::compress::{MemorySink, Registry, Runner, Stdin};
 use serde_json::{Value, json};
 
@@ -89,7 +91,7 @@ fn rewritten_commands_reach_codeoid_run_intact() {
         std::env::var("PATH").unwrap_or_default()
     );
     for command in COMMANDS {
-        let answer = pre_tool_use(&hook_input(command), "codeoid")
+        let answer = pre_tool_use(&hook_input(command), "codeoid", &Guard::none())
             .unwrap()
             .unwrap();
         let wrapped = rewritten(&answer);
@@ -135,6 +137,7 @@ fn the_directory_change_of_a_leading_cd_stays_outside_the_wrapper() {
     let answer = pre_tool_use(
         &hook_input("cd /tmp && cd .. && cargo test 2>&1"),
         "codeoid",
+        &Guard::none(),
     )
     .unwrap()
     .unwrap();
@@ -148,9 +151,34 @@ fn the_directory_change_of_a_leading_cd_stays_outside_the_wrapper() {
 fn calls_that_must_not_be_rewritten_get_no_answer() {
     for command in ["cd src", "codeoid run -- ls", "npm run dev &", ""] {
         assert_eq!(
-            pre_tool_use(&hook_input(command), "codeoid").unwrap(),
+            pre_tool_use(&hook_input(command), "codeoid", &Guard::none()).unwrap(),
             None,
             "{command:?}"
         );
     }
+}
+
+#[test]
+fn commands_a_deny_or_ask_rule_could_match_are_left_to_claude_code() {
+    let settings = r#"{"permissions": {
+        "allow": ["Bash(cargo test:*)"],
+        "deny": ["Bash(rm -rf:*)"],
+        "ask": ["Bash(git push:*)"]
+    }}"#;
+    let guard = Guard::from_settings(&["{}".to_owned(), settings.to_owned()]);
+    for command in [
+        "rm -rf target",
+        "cargo build && rm -rf target",
+        "git push origin main",
+    ] {
+        assert_eq!(
+            pre_tool_use(&hook_input(command), "codeoid", &guard).unwrap(),
+            None,
+            "{command}"
+        );
+    }
+    let answer = pre_tool_use(&hook_input("cargo test"), "codeoid", &guard)
+        .unwrap()
+        .unwrap();
+    assert_eq!(rewritten(&answer), "codeoid run -- 'cargo test'");
 }

@@ -11,6 +11,9 @@
 //! Invariants:
 //! - the hook never makes a permission decision (no `permissionDecision`): Claude Code's own
 //!   permission flow applies, to the rewritten command;
+//! - it never hides a command from the user's rules: a command that a Bash `deny` or `ask` rule
+//!   could match is left as written (see [`Guard`]), so Claude Code judges it exactly as
+//!   without the hook;
 //! - leading `cd <dir> &&` steps stay outside the wrapper, so the directory change still persists
 //!   in Claude Code's shell as it would without the hook;
 //! - commands it cannot wrap faithfully are left alone (no output): background commands
@@ -20,10 +23,14 @@
 //! This module builds JSON; the `codeoid hook claude-code` subcommand that prints it is the
 //! CLI's.
 
+mod guard;
+
 use serde_json::{Value, json};
 
 use super::command::CommandShape;
 use crate::error::{Error, Result};
+
+pub use guard::{Guard, settings_paths};
 
 /// The arguments of the CLI subcommand the hook configuration runs.
 pub const HOOK_SUBCOMMAND: &str = "hook claude-code";
@@ -45,13 +52,14 @@ pub fn claude_code_settings(codeoid: &str) -> Value {
 }
 
 /// Answers one `PreToolUse` hook call: the JSON to print on stdout, or `None` to print nothing
-/// (the tool call then runs as the model wrote it).
+/// (the tool call then runs as the model wrote it). `guard` holds the user's Bash `deny` and
+/// `ask` rules (build it from the files of [`settings_paths`] with [`Guard::from_settings`]).
 ///
 /// # Errors
 /// [`crate::ErrorKind::InvalidInput`] when `input` is not a JSON object, or is the input of
 /// another hook event. The CLI should then exit with a non-blocking error status so the call
 /// proceeds unchanged.
-pub fn pre_tool_use(input: &str, codeoid: &str) -> Result<Option<String>> {
+pub fn pre_tool_use(input: &str, codeoid: &str, guard: &Guard) -> Result<Option<String>> {
     let value: Value = serde_json::from_str(input).map_err(|err| {
         Error::invalid_input(
             "the hook input is not JSON; run this command from a Claude Code PreToolUse hook",
@@ -84,6 +92,9 @@ pub fn pre_tool_use(input: &str, codeoid: &str) -> Result<Option<String>> {
     let Some(command) = tool_input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
+    if guard.protects(command) {
+        return Ok(None);
+    }
     let Some(wrapped) = wrap_command(codeoid, command) else {
         return Ok(None);
     };
@@ -220,23 +231,28 @@ mod tests {
     #[test]
     fn non_bash_plan_mode_and_background_calls_get_no_output() {
         let read = r#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"}}"#;
-        assert_eq!(pre_tool_use(read, "codeoid").unwrap(), None);
+        assert_eq!(pre_tool_use(read, "codeoid", &Guard::none()).unwrap(), None);
         let plan = r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","permission_mode":"plan","tool_input":{"command":"ls"}}"#;
-        assert_eq!(pre_tool_use(plan, "codeoid").unwrap(), None);
+        assert_eq!(pre_tool_use(plan, "codeoid", &Guard::none()).unwrap(), None);
         let bg = r#"{"tool_name":"Bash","tool_input":{"command":"npm run dev","run_in_background":true}}"#;
-        assert_eq!(pre_tool_use(bg, "codeoid").unwrap(), None);
+        assert_eq!(pre_tool_use(bg, "codeoid", &Guard::none()).unwrap(), None);
     }
 
     #[test]
     fn bad_input_is_invalid_input() {
-        let err = pre_tool_use("not json", "codeoid").unwrap_err();
+        let err = pre_tool_use("not json", "codeoid", &Guard::none()).unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
-        let err = pre_tool_use(r#"{"hook_event_name":"PostToolUse"}"#, "codeoid").unwrap_err();
+        let err = pre_tool_use(
+            r#"{"hook_event_name":"PostToolUse"}"#,
+            "codeoid",
+            &Guard::none(),
+        )
+        .unwrap_err();
         assert!(
             err.message().contains("\"PostToolUse\""),
             "{}",
             err.message()
         );
-        assert!(pre_tool_use("[1]", "codeoid").is_err());
+        assert!(pre_tool_use("[1]", "codeoid", &Guard::none()).is_err());
     }
 }
