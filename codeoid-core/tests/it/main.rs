@@ -6,3 +6,4 @@ mod import;
 mod index;
 mod rotate;
 mod translate;
+mod compress;

@@ -1,0 +1,282 @@
+//! The `grep` family: matches grouped by file, long files and long lines cut.
+//!
+//! `grep -rn`, `rg`, `ag`, `ack` and `git grep` print `path:line:text` (or `path:text`, and
+//! `path-line-text` for context lines), repeating the path on every line. When most lines carry
+//! such a prefix, they are grouped: one `path (N matches)` header per file, in order of first
+//! appearance, then the lines without the path, indented. Each file shows at most `per_file`
+//! lines and the output at most `max_files` files, each cut marked with the count; a note at the
+//! top gives the total number of matches and files. Output without path prefixes (a single-file
+//! grep) keeps its first `max_plain_lines` lines. Either way, a line longer than `max_line`
+//! characters (minified code, data files) is cut with the number of characters elided.
+//!
+//! Returns nothing when nothing is cut and there are no prefixes to factor out.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use super::Input;
+use crate::compress::elision::{Output, by_extension, count_of, thousands};
+
+/// Parameters of the `grep` family.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Params {
+    /// Lines shown per file.
+    per_file: usize,
+    /// Files shown.
+    max_files: usize,
+    /// Lines shown when the output has no path prefixes.
+    max_plain_lines: usize,
+    /// Longest line shown whole, in characters.
+    max_line: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            per_file: 20,
+            max_files: 100,
+            max_plain_lines: 150,
+            max_line: 300,
+        }
+    }
+}
+
+/// The path a `path:…` line starts with, when it looks like one: no whitespace, not empty.
+fn colon_path(line: &str) -> Option<&str> {
+    let (path, _) = line.split_once(':')?;
+    let plausible = !path.is_empty()
+        && !path.contains(char::is_whitespace)
+        && (path.contains('/') || path.contains('.'));
+    plausible.then_some(path)
+}
+
+struct FileGroup<'a> {
+    path: &'a str,
+    /// Lines with the path removed (`12:text`, `13-text`).
+    lines: Vec<&'a str>,
+    matches: usize,
+}
+
+pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
+    let lines: Vec<&str> = input.lines.iter().copied().filter(|l| *l != "--").collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let prefixed = (0..lines.len())
+        .filter(|&n| colon_path(lines[n]).is_some() || context_path(&lines, n).is_some())
+        .count();
+    if prefixed * 5 >= lines.len() * 4 {
+        grouped(params, &lines, input)
+    } else {
+        plain(params, &lines, input)
+    }
+}
+
+fn grouped(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String> {
+    let mut groups: Vec<FileGroup<'_>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut loose: Vec<(usize, &str)> = Vec::new();
+    for (n, &line) in lines.iter().enumerate() {
+        // A context line `path-12-text` belongs to the file of the nearest match line.
+        let (path, rest, is_match) = match colon_path(line) {
+            Some(path) => (path, &line[path.len() + 1..], true),
+            None => match context_path(lines, n) {
+                Some(path) => (path, &line[path.len() + 1..], false),
+                None => {
+                    loose.push((groups.len(), line));
+                    continue;
+                }
+            },
+        };
+        let at = *index.entry(path).or_insert_with(|| {
+            groups.push(FileGroup {
+                path,
+                lines: Vec::new(),
+                matches: 0,
+            });
+            groups.len() - 1
+        });
+        groups[at].lines.push(rest);
+        groups[at].matches += usize::from(is_match);
+    }
+    let total: usize = groups.iter().map(|g| g.matches).sum();
+    let mut out = Output::with_capacity(input.text.len() / 2);
+    out.note(&format!(
+        "{} in {}",
+        count_of(total, "match", "matches"),
+        count_of(groups.len(), "file", "files")
+    ));
+    let mut loose = loose.into_iter().peekable();
+    let mut line_buf = String::new();
+    for (n, group) in groups.iter().enumerate() {
+        while let Some((_, line)) = loose.next_if(|(before, _)| *before <= n) {
+            write_line(&mut out, "", line, params.max_line, &mut line_buf);
+        }
+        if n == params.max_files {
+            let rest = &groups[n..];
+            let matches: usize = rest.iter().map(|g| g.matches).sum();
+            let detail = format!(
+                "{}; {}",
+                count_of(matches, "match", "matches"),
+                by_extension(rest.iter().map(|g| g.path), 6)
+            );
+            out.marker_with(
+                "",
+                rest.len(),
+                if rest.len() == 1 {
+                    "more file"
+                } else {
+                    "more files"
+                },
+                &detail,
+            );
+            break;
+        }
+        out.line(&format!(
+            "{} ({})",
+            group.path,
+            count_of(group.matches, "match", "matches")
+        ));
+        for line in group.lines.iter().take(params.per_file) {
+            write_line(&mut out, "  ", line, params.max_line, &mut line_buf);
+        }
+        if group.lines.len() > params.per_file {
+            let hidden = group.lines.len() - params.per_file;
+            out.marker(
+                "  ",
+                hidden,
+                if hidden == 1 {
+                    "more line"
+                } else {
+                    "more lines"
+                },
+            );
+        }
+    }
+    for (_, line) in loose {
+        write_line(&mut out, "", line, params.max_line, &mut line_buf);
+    }
+    Some(out.finish())
+}
+
+/// For a line that is not `path:…`, the path of the closest match line above or below whose
+/// path it starts with, followed by `-` (grep's context line form).
+fn context_path<'a>(lines: &[&'a str], n: usize) -> Option<&'a str> {
+    let line = lines[n];
+    let nearest = lines[..n]
+        .iter()
+        .rev()
+        .chain(lines[n + 1..].iter())
+        .take(64)
+        .filter_map(|l| colon_path(l));
+    for path in nearest {
+        if line.len() > path.len() && line.starts_with(path) && line[path.len()..].starts_with('-')
+        {
+            return Some(path);
+        }
+    }
+    None
+}
+
+fn plain(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String> {
+    let long = lines.iter().any(|l| l.chars().count() > params.max_line);
+    if lines.len() <= params.max_plain_lines && !long {
+        return None;
+    }
+    let mut out = Output::with_capacity(input.text.len() / 2);
+    let mut line_buf = String::new();
+    for line in lines.iter().take(params.max_plain_lines) {
+        write_line(&mut out, "", line, params.max_line, &mut line_buf);
+    }
+    if lines.len() > params.max_plain_lines {
+        let hidden = lines.len() - params.max_plain_lines;
+        out.marker(
+            "",
+            hidden,
+            if hidden == 1 {
+                "more line"
+            } else {
+                "more lines"
+            },
+        );
+    }
+    out.note(&format!(
+        "{} in all",
+        count_of(lines.len(), "line", "lines")
+    ));
+    Some(out.finish())
+}
+
+/// Writes `indent` + `line`, cutting it after `max_line` characters with a count of the rest.
+fn write_line(out: &mut Output, indent: &str, line: &str, max_line: usize, buf: &mut String) {
+    buf.clear();
+    buf.push_str(indent);
+    match line.char_indices().nth(max_line) {
+        Some((cut_at, _)) => {
+            let rest = line[cut_at..].chars().count();
+            buf.push_str(&line[..cut_at]);
+            buf.push_str(" …[codeoid: ");
+            buf.push_str(&thousands(rest));
+            buf.push_str(" more characters elided]");
+        }
+        None => buf.push_str(line),
+    }
+    out.line(buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::input_for;
+    use super::*;
+
+    fn small() -> Params {
+        Params {
+            per_file: 2,
+            max_files: 2,
+            max_plain_lines: 2,
+            max_line: 20,
+        }
+    }
+
+    #[test]
+    fn matches_are_grouped_by_file_with_counts() {
+        let text = "src/a.rs:1:fn a()\nsrc/a.rs:5:fn b()\nsrc/b.rs:3:fn c()\nsrc/a.rs:9:fn d()\n\
+                    lib/c.py:1:def x\nREADME.md:2:# fn\n";
+        let out = compress(&small(), &input_for(text, &[])).unwrap();
+        assert_eq!(
+            out,
+            "[codeoid: 6 matches in 4 files]\nsrc/a.rs (3 matches)\n  1:fn a()\n  5:fn b()\n  \
+             [codeoid: 1 more line elided]\nsrc/b.rs (1 match)\n  3:fn c()\n\
+             [codeoid: 2 more files elided (2 matches; .md 1, .py 1)]\n"
+        );
+    }
+
+    #[test]
+    fn context_lines_join_their_file() {
+        let text = "src/a-b.rs-1-before\nsrc/a-b.rs:2:hit\nsrc/a-b.rs-3-after\n--\nx.rs:7:hit\n";
+        let params = Params {
+            per_file: 10,
+            ..Params::default()
+        };
+        let out = compress(&params, &input_for(text, &[])).unwrap();
+        assert_eq!(
+            out,
+            "[codeoid: 2 matches in 2 files]\nsrc/a-b.rs (1 match)\n  1-before\n  2:hit\n  3-after\n\
+             x.rs (1 match)\n  7:hit\n"
+        );
+    }
+
+    #[test]
+    fn plain_output_and_long_lines_are_cut() {
+        let text = "short\nthis line is much longer than twenty characters\nthird\n";
+        let out = compress(&small(), &input_for(text, &[])).unwrap();
+        assert_eq!(
+            out,
+            "short\nthis line is much lo …[codeoid: 27 more characters elided]\n\
+             [codeoid: 1 more line elided]\n[codeoid: 3 lines in all]\n"
+        );
+        assert!(compress(&Params::default(), &input_for("a: b\nc\n", &[])).is_none());
+    }
+}

@@ -1,0 +1,181 @@
+//! The `head_tail` family: the first and last lines, every fact line between them.
+//!
+//! Used for `cat`/`head`/`tail` of long files and as the fallback for commands no other rule
+//! knows. Runs of identical consecutive lines collapse to one line and a count first (a flood of
+//! the same warning costs one line); then the first `head` and last `tail` lines are kept, and
+//! between them every fact line (errors, warnings…) stays in place while the other lines become
+//! markers that give their count and line range, so a reader can ask for exactly those lines.
+//!
+//! Returns nothing when no line would be elided.
+
+use serde::Deserialize;
+
+use super::Input;
+use crate::compress::elision::{Output, thousands};
+
+/// Parameters of the `head_tail` family.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Params {
+    /// Lines kept from the start.
+    head: usize,
+    /// Lines kept from the end.
+    tail: usize,
+    /// Identical consecutive lines beyond this many collapse into a count.
+    max_repeats: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            head: 40,
+            tail: 40,
+            max_repeats: 2,
+        }
+    }
+}
+
+/// A run of identical consecutive lines.
+struct Run<'a> {
+    line: &'a str,
+    /// Index of the first line of the run.
+    start: usize,
+    len: usize,
+}
+
+pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
+    let runs = runs(&input.lines);
+    let collapsed = runs.iter().any(|r| r.len > params.max_repeats.max(1));
+    if runs.len() <= params.head + params.tail && !collapsed {
+        return None;
+    }
+    let mut out = Output::with_capacity(input.text.len() / 4);
+    let tail_start = runs.len().saturating_sub(params.tail).max(params.head);
+    // Runs waiting to be elided, as a range of indexes into `runs`.
+    let mut gap: Option<(usize, usize)> = None;
+    for (index, run) in runs.iter().enumerate() {
+        let keep = index < params.head || index >= tail_start || input.facts.is_fact(run.line);
+        if !keep {
+            gap = Some(gap.map_or((index, index + 1), |(first, _)| (first, index + 1)));
+            continue;
+        }
+        if let Some((first, end)) = gap.take() {
+            close_gap(&mut out, &runs[first..end], params.max_repeats);
+        }
+        emit_run_parts(&mut out, run.line, run.len, params.max_repeats);
+    }
+    if let Some((first, end)) = gap {
+        close_gap(&mut out, &runs[first..end], params.max_repeats);
+    }
+    Some(out.finish())
+}
+
+/// Writes a marker for `gap`, or its lines when they are no longer than the marker would be.
+fn close_gap(out: &mut Output, gap: &[Run<'_>], max_repeats: usize) {
+    let (Some(first), Some(last)) = (gap.first(), gap.last()) else {
+        return;
+    };
+    let (start, end) = (first.start, last.start + last.len);
+    let bytes: usize = gap
+        .iter()
+        .map(|r| (r.line.len() + 1) * r.len.min(max_repeats.max(1)))
+        .sum();
+    if bytes <= LINES_MARKER_BYTES && gap.iter().all(|r| r.len <= max_repeats.max(1)) {
+        gap.iter()
+            .for_each(|r| emit_run_parts(out, r.line, r.len, max_repeats));
+    } else {
+        lines_marker(out, start, end);
+    }
+}
+
+/// About the length of a `[codeoid: N lines elided (lines A–B)]` marker.
+const LINES_MARKER_BYTES: usize = 48;
+
+/// Writes a run: its line up to `max_repeats` times, then a count of the remaining repeats.
+fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) {
+    let shown = len.min(max_repeats.max(1));
+    for _ in 0..shown {
+        out.line(line);
+    }
+    if len > shown {
+        out.marker("", len - shown, "repeats of the line above");
+    }
+}
+
+/// `[codeoid: 920 lines elided (lines 41–960)]`, with 1-based, inclusive line numbers.
+fn lines_marker(out: &mut Output, start: usize, end: usize) {
+    let detail = format!("lines {}–{}", thousands(start + 1), thousands(end));
+    out.marker_with(
+        "",
+        end - start,
+        if end - start == 1 { "line" } else { "lines" },
+        &detail,
+    );
+}
+
+fn runs<'a>(lines: &[&'a str]) -> Vec<Run<'a>> {
+    let mut runs: Vec<Run<'a>> = Vec::new();
+    for (index, &line) in lines.iter().enumerate() {
+        match runs.last_mut() {
+            Some(run) if run.line == line => run.len += 1,
+            _ => runs.push(Run {
+                line,
+                start: index,
+                len: 1,
+            }),
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::input_for;
+    use super::*;
+
+    fn params(head: usize, tail: usize) -> Params {
+        Params {
+            head,
+            tail,
+            max_repeats: 2,
+        }
+    }
+
+    #[test]
+    fn keeps_head_tail_and_facts_between() {
+        let lines: Vec<String> = (1..=100)
+            .map(|n| {
+                if n == 50 {
+                    "error: boom".to_owned()
+                } else {
+                    format!("line {n}")
+                }
+            })
+            .collect();
+        let text = lines.join("\n");
+        let input = input_for(&text, &["@diagnostics"]);
+        let out = compress(&params(3, 2), &input).unwrap();
+        assert_eq!(
+            out,
+            "line 1\nline 2\nline 3\n[codeoid: 46 lines elided (lines 4–49)]\nerror: boom\n\
+             [codeoid: 48 lines elided (lines 51–98)]\nline 99\nline 100\n"
+        );
+    }
+
+    #[test]
+    fn short_output_without_repeats_is_left_alone() {
+        let input = input_for("a\nb\nc", &[]);
+        assert!(compress(&params(2, 2), &input).is_none());
+    }
+
+    #[test]
+    fn repeated_lines_collapse_with_their_count() {
+        let text = format!("start\n{}end", "same\n".repeat(1000));
+        let input = input_for(&text, &[]);
+        let out = compress(&params(10, 10), &input).unwrap();
+        assert_eq!(
+            out,
+            "start\nsame\nsame\n[codeoid: 998 repeats of the line above elided]\nend\n"
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! Running a command with reversible compression: store the raw output first, then compress.
+//!
+//! [`Runner::run`] executes a command line with `sh -c`, captures stdout and stderr separately
+//! (read concurrently, so neither pipe can fill up and stall the command) and its exit code, and
+//! hands all three to a [`RawOutputSink`] before anything else happens. Only then is stdout
+//! compressed, and the hint names the episode id the sink returned, so what the model reads can
+//! always be traded back for the exact bytes.
+//!
+//! Invariants:
+//! - stderr and the exit code are returned exactly as the command produced them;
+//! - if the sink fails, stdout is returned raw and the failure is reported in
+//!   [`RunOutput::store_error`]: the command has already run, so its output must not be lost;
+//! - stdin is inherited by default (so `… | codeoid run -- cmd` works); [`Stdin::Null`] closes it
+//!   for callers with no input to give;
+//! - a command killed by a signal reports `128 + signal`, as shells do.
+//!
+//! The runner does not time out or kill anything (the caller's harness does), and does not
+//! stream: output is shown when the command ends. Background jobs that keep the pipes open keep
+//! the runner waiting; the Claude Code hook does not route such commands here.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use super::registry::{Compressed, Registry};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Where raw command output is kept before compression: the episode store, in production.
+pub trait RawOutputSink {
+    /// Stores the raw output of `command` and returns the episode id that
+    /// `get_episode` will return it under.
+    ///
+    /// # Errors
+    /// Whatever the store reports; the runner then shows the raw output and reports the error.
+    fn store_raw(
+        &self,
+        command: &str,
+        stdout: &[u8],
+        stderr: &[u8],
+        exit_code: i32,
+    ) -> Result<String>;
+}
+
+/// One call of [`RawOutputSink::store_raw`], as [`MemorySink`] keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRaw {
+    /// The id returned for it.
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// Raw stdout.
+    pub stdout: Vec<u8>,
+    /// Raw stderr.
+    pub stderr: Vec<u8>,
+    /// The exit code.
+    pub exit_code: i32,
+}
+
+/// An in-memory [`RawOutputSink`] for tests and examples; ids are `raw-1`, `raw-2`, …
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    stored: Mutex<Vec<StoredRaw>>,
+}
+
+impl MemorySink {
+    /// An empty sink.
+    pub fn new() -> MemorySink {
+        MemorySink::default()
+    }
+
+    /// Everything stored so far, oldest first.
+    pub fn stored(&self) -> Vec<StoredRaw> {
+        self.stored
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// The entry stored under `id`.
+    pub fn get(&self, id: &str) -> Option<StoredRaw> {
+        self.stored().into_iter().find(|s| s.id == id)
+    }
+}
+
+impl RawOutputSink for MemorySink {
+    fn store_raw(
+        &self,
+        command: &str,
+        stdout: &[u8],
+        stderr: &[u8],
+        exit_code: i32,
+    ) -> Result<String> {
+        let mut stored = self
+            .stored
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let id = format!("raw-{}", stored.len() + 1);
+        stored.push(StoredRaw {
+            id: id.clone(),
+            command: command.to_owned(),
+            stdout: stdout.to_vec(),
+            stderr: stderr.to_vec(),
+            exit_code,
+        });
+        Ok(id)
+    }
+}
+
+/// What the child process reads on stdin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stdin {
+    /// The runner's own stdin (the default).
+    #[default]
+    Inherit,
+    /// Closed: reads see end of file at once.
+    Null,
+}
+
+/// The result of [`Runner::run`].
+#[derive(Debug)]
+pub struct RunOutput {
+    /// What to show on stdout: the compressed text followed by the hint, or the raw bytes.
+    pub stdout: Vec<u8>,
+    /// The command's stderr, unchanged.
+    pub stderr: Vec<u8>,
+    /// The command's exit code (`128 + signal` when a signal ended it).
+    pub exit_code: i32,
+    /// The id the sink stored the raw output under, if it succeeded.
+    pub episode_id: Option<String>,
+    /// The compression applied, if any.
+    pub compressed: Option<Compressed>,
+    /// Why the raw output could not be stored; stdout is then raw.
+    pub store_error: Option<Error>,
+}
+
+/// Runs commands through `sh -c`, storing raw output before compressing it.
+#[derive(Debug)]
+pub struct Runner<'r> {
+    registry: &'r Registry,
+    shell: PathBuf,
+    stdin: Stdin,
+    current_dir: Option<PathBuf>,
+}
+
+impl<'r> Runner<'r> {
+    /// A runner that uses `registry`, `sh` from `PATH`, inherited stdin and the current directory.
+    pub fn new(registry: &'r Registry) -> Runner<'r> {
+        Runner {
+            registry,
+            shell: PathBuf::from("sh"),
+            stdin: Stdin::Inherit,
+            current_dir: None,
+        }
+    }
+
+    /// Uses `shell` (run as `shell -c command`) instead of `sh`.
+    #[must_use]
+    pub fn shell(mut self, shell: impl Into<PathBuf>) -> Self {
+        self.shell = shell.into();
+        self
+    }
+
+    /// Chooses what the command reads on stdin.
+    #[must_use]
+    pub fn stdin(mut self, stdin: Stdin) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    /// Runs commands in `dir` instead of the current directory.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.current_dir = Some(dir.into());
+        self
+    }
+
+    /// Runs `command`, stores its raw output in `sink`, and returns what to show.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidInput`] for an empty command; [`ErrorKind::Io`] when the shell cannot
+    /// be started or its output cannot be read. A failing command is not an error: its exit code
+    /// is in the result. A failing sink is not an error either: see [`RunOutput::store_error`].
+    pub fn run(&self, command: &str, sink: &dyn RawOutputSink) -> Result<RunOutput> {
+        if command.trim().is_empty() {
+            return Err(Error::invalid_input(
+                "the command to run is empty; pass a shell command line such as \"cargo test\"",
+            ));
+        }
+        let (stdout, stderr, exit_code) = self.execute(command)?;
+        let (episode_id, store_error) = match sink.store_raw(command, &stdout, &stderr, exit_code) {
+            Ok(id) => (Some(id), None),
+            Err(err) => (None, Some(err)),
+        };
+        let compressed = episode_id
+            .as_ref()
+            .and_then(|_| self.registry.compress(command, &stdout));
+        let shown = match (&compressed, &episode_id) {
+            (Some(c), Some(id)) => c.with_hint(id).into_bytes(),
+            _ => stdout,
+        };
+        Ok(RunOutput {
+            stdout: shown,
+            stderr,
+            exit_code,
+            episode_id,
+            compressed,
+            store_error,
+        })
+    }
+
+    fn execute(&self, command: &str) -> Result<(Vec<u8>, Vec<u8>, i32)> {
+        let mut cmd = Command::new(&self.shell);
+        cmd.arg("-c")
+            .arg(command)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd.stdin(match self.stdin {
+            Stdin::Inherit => Stdio::inherit(),
+            Stdin::Null => Stdio::null(),
+        });
+        if let Some(dir) = &self.current_dir {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|err| {
+            Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot start {} to run the command; check that it is installed and on PATH",
+                    self.shell.display()
+                ),
+            )
+            .with_source(err)
+        })?;
+        let (Some(mut out_pipe), Some(mut err_pipe)) = (child.stdout.take(), child.stderr.take())
+        else {
+            return Err(Error::internal("the child process has no output pipes"));
+        };
+        let (stdout, stderr) = std::thread::scope(|scope| {
+            let err_reader = scope.spawn(move || {
+                let mut buf = Vec::new();
+                err_pipe.read_to_end(&mut buf).map(|_| buf)
+            });
+            let mut buf = Vec::new();
+            let out = out_pipe.read_to_end(&mut buf).map(|_| buf);
+            let err = err_reader
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the stderr reader panicked")));
+            (out, err)
+        });
+        let read_error = |err: std::io::Error| {
+            Error::new(ErrorKind::Io, "cannot read the command's output").with_source(err)
+        };
+        let stdout = stdout.map_err(read_error)?;
+        let stderr = stderr.map_err(read_error)?;
+        let status = child.wait().map_err(|err| {
+            Error::new(ErrorKind::Io, "cannot wait for the command to finish").with_source(err)
+        })?;
+        Ok((stdout, stderr, exit_code(status)))
+    }
+}
+
+#[cfg(unix)]
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+#[cfg(not(unix))]
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    status.code().unwrap_or(-1)
+}

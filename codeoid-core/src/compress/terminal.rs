@@ -1,0 +1,205 @@
+//! What a terminal would show: captured bytes turned into the text lines the rules read.
+//!
+//! Commands write for terminals: colour codes (`ESC [ … m`), cursor and title sequences,
+//! carriage returns that redraw a progress line in place, Windows line endings, and now and then
+//! bytes that are not UTF-8. [`normalize`] turns all of that into plain text lines: escape
+//! sequences are removed, a line rewritten with `\r` keeps what the terminal would finally show,
+//! and invalid UTF-8 becomes U+FFFD. Rules, fact patterns and the compressed output all work on
+//! this text, which is why compressed output never carries colour codes (the raw bytes, colours
+//! included, are in the store).
+//!
+//! [`is_binary`] decides when output is not text at all, so no rule tries to read it.
+//!
+//! This module does not interpret cursor movement beyond `\r` (no full terminal emulation) and
+//! never changes text that has no escapes and no carriage returns: then [`normalize`] borrows.
+
+use std::borrow::Cow;
+
+const ESC: u8 = 0x1b;
+
+/// How many leading bytes [`is_binary`] inspects.
+const SNIFF_BYTES: usize = 8 * 1024;
+
+/// True when `bytes` look like binary data rather than text: a NUL byte, or more than one in ten
+/// characters of the first 8 KiB not decodable as UTF-8.
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    if memchr_nul(head) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(head);
+    let Cow::Owned(text) = text else {
+        return false;
+    };
+    // A multi-byte character cut at the sniff boundary is not evidence of binary data.
+    let bad = text
+        .chars()
+        .filter(|&c| c == char::REPLACEMENT_CHARACTER)
+        .count();
+    bad * 10 > text.chars().count().max(1)
+}
+
+fn memchr_nul(bytes: &[u8]) -> bool {
+    bytes.contains(&0)
+}
+
+/// Decodes `bytes` as UTF-8 (lossily), strips terminal escape sequences and applies carriage
+/// returns the way a terminal shows them. Borrows when there is nothing to change.
+pub(crate) fn normalize(bytes: &[u8]) -> Cow<'_, str> {
+    let text = String::from_utf8_lossy(bytes);
+    let needs_work = text.as_bytes().iter().any(|&b| b == ESC || b == b'\r');
+    if !needs_work {
+        return text;
+    }
+    let stripped = strip_escapes(&text);
+    Cow::Owned(apply_carriage_returns(&stripped))
+}
+
+/// Removes CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC ] … ESC \`) and two-byte escape
+/// sequences. A lone or truncated escape at the end of the text is dropped.
+fn strip_escapes(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied_from = 0;
+    while i < bytes.len() {
+        if bytes[i] != ESC {
+            i += 1;
+            continue;
+        }
+        out.push_str(&text[copied_from..i]);
+        i = skip_escape(bytes, i);
+        copied_from = i;
+    }
+    out.push_str(&text[copied_from..]);
+    out
+}
+
+/// Returns the index just past the escape sequence starting at `start` (which holds `ESC`).
+/// Every index returned is at an ASCII byte or the end, so slicing the text there is valid.
+fn skip_escape(bytes: &[u8], start: usize) -> usize {
+    let Some(&kind) = bytes.get(start + 1) else {
+        return bytes.len();
+    };
+    match kind {
+        b'[' => {
+            // Parameters and intermediates are 0x20..=0x3f; the final byte is 0x40..=0x7e.
+            let mut i = start + 2;
+            while i < bytes.len() && (0x20..=0x3f).contains(&bytes[i]) {
+                i += 1;
+            }
+            if i < bytes.len() && (0x40..=0x7e).contains(&bytes[i]) {
+                i + 1
+            } else {
+                i
+            }
+        }
+        b']' => {
+            let mut i = start + 2;
+            while i < bytes.len() {
+                match bytes[i] {
+                    0x07 => return i + 1,
+                    ESC if bytes.get(i + 1) == Some(&b'\\') => return i + 2,
+                    _ => i += 1,
+                }
+            }
+            i
+        }
+        // Character set designations (`ESC ( B`) take one more byte.
+        b'(' | b')' | b'*' | b'+' | b'-' | b'.' | b'/' | b'#' | b'%' => {
+            match bytes.get(start + 2) {
+                Some(b) if b.is_ascii() => start + 3,
+                _ => start + 2,
+            }
+        }
+        // A non-ASCII byte after ESC is the start of a character, not part of the escape.
+        k if k.is_ascii() => start + 2,
+        _ => start + 1,
+    }
+}
+
+/// Keeps, for each line, what a terminal shows after every `\r` has moved the cursor back to the
+/// start of the line: later text overwrites earlier text character by character. A `\r` just
+/// before the newline (Windows line endings) changes nothing.
+fn apply_carriage_returns(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if !line.contains('\r') {
+            out.push_str(line);
+            continue;
+        }
+        let mut screen: Vec<char> = Vec::new();
+        for piece in line.split('\r') {
+            for (col, c) in piece.chars().enumerate() {
+                if col < screen.len() {
+                    screen[col] = c;
+                } else {
+                    screen.push(c);
+                }
+            }
+        }
+        out.extend(screen);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        let text = b"hello\nworld\n";
+        assert!(matches!(normalize(text), Cow::Borrowed("hello\nworld\n")));
+    }
+
+    #[test]
+    fn colour_codes_are_removed_and_text_kept() {
+        let raw = b"\x1b[1m\x1b[32mtest result: \x1b[0m\x1b[31mFAILED\x1b[0m. 1 passed\n";
+        assert_eq!(normalize(raw), "test result: FAILED. 1 passed\n");
+    }
+
+    #[test]
+    fn osc_title_and_two_byte_escapes_are_removed() {
+        let raw = b"\x1b]0;title\x07a\x1b(Bb\x1b]8;;http://x\x1b\\c";
+        assert_eq!(normalize(raw), "abc");
+    }
+
+    #[test]
+    fn truncated_escape_at_end_is_dropped() {
+        assert_eq!(normalize(b"ok\x1b["), "ok");
+        assert_eq!(normalize(b"ok\x1b"), "ok");
+    }
+
+    #[test]
+    fn escape_before_multibyte_character_keeps_the_character() {
+        assert_eq!(normalize("a\x1bé".as_bytes()), "aé");
+    }
+
+    #[test]
+    fn carriage_returns_overwrite_like_a_terminal() {
+        assert_eq!(normalize(b"10%\r55%\r100% done\n"), "100% done\n");
+        assert_eq!(normalize(b"abcdef\rxy\n"), "xycdef\n");
+        assert_eq!(normalize(b"one\r\ntwo\r\n"), "one\ntwo\n");
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement_characters() {
+        assert_eq!(normalize(b"caf\xe9 ok\n"), "caf\u{fffd} ok\n");
+    }
+
+    #[test]
+    fn binary_detection() {
+        assert!(is_binary(b"\x7fELF\x02\x01\x01\0\0\0"));
+        assert!(is_binary(&[0xff, 0xfe, 0xfd, 0xfc, 0x80, 0x81, b'a']));
+        assert!(!is_binary(
+            b"plain text with one bad byte \xe9 in a long enough line"
+        ));
+        assert!(!is_binary("über ünïcödé".as_bytes()));
+        assert!(!is_binary(b""));
+    }
+}

@@ -1,0 +1,245 @@
+//! Golden fixtures: real captured command output in `fixtures/compress/<rule>/<case>.in`, the
+//! command line and exit code in `<case>.json`, and what the model reads in `<case>.out`.
+//!
+//! A case without `.out` must pass through unchanged. `CODEOID_BLESS=1` rewrites the `.out` files
+//! from the current rules (review the diff before committing). Every case, blessed or not, must
+//! keep every fact of its rule.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use codeoid_core::compress::{BINARY_RULE, Registry};
+use serde::Deserialize;
+
+use super::fixtures_dir;
+
+/// The episode id the golden outputs are written with.
+pub(crate) const FIXTURE_ID: &str = "fixture";
+
+/// `<case>.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Meta {
+    pub(crate) command: String,
+    pub(crate) exit_code: i32,
+    pub(crate) source: String,
+}
+
+/// One fixture case.
+pub(crate) struct Case {
+    pub(crate) rule_dir: String,
+    pub(crate) name: String,
+    pub(crate) meta: Meta,
+    pub(crate) input: Vec<u8>,
+    pub(crate) out_path: PathBuf,
+}
+
+/// Every case under `fixtures/compress`, sorted by rule and name.
+pub(crate) fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    let mut dirs: Vec<PathBuf> = fs::read_dir(fixtures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let rule_dir = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let mut metas: Vec<PathBuf> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        metas.sort();
+        for meta_path in metas {
+            let name = meta_path
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let meta: Meta = serde_json::from_slice(&fs::read(&meta_path).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", meta_path.display()));
+            let input = fs::read(dir.join(format!("{name}.in"))).unwrap();
+            cases.push(Case {
+                out_path: dir.join(format!("{name}.out")),
+                rule_dir: rule_dir.clone(),
+                name,
+                meta,
+                input,
+            });
+        }
+    }
+    cases
+}
+
+fn bless() -> bool {
+    std::env::var_os("CODEOID_BLESS").is_some_and(|v| v == "1")
+}
+
+fn write_or_remove(path: &Path, contents: Option<&str>) {
+    match contents {
+        Some(text) => fs::write(path, text).unwrap(),
+        None if path.exists() => fs::remove_file(path).unwrap(),
+        None => {}
+    }
+}
+
+#[test]
+fn every_fixture_matches_its_golden_output_and_keeps_its_facts() {
+    let registry = Registry::builtin().unwrap();
+    let cases = cases();
+    assert!(
+        cases.len() >= 40,
+        "only {} fixture cases found",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    for case in &cases {
+        let id = format!("{}/{}", case.rule_dir, case.name);
+        assert!(
+            !case.meta.source.is_empty(),
+            "{id}: say where the output came from"
+        );
+        assert!(case.meta.exit_code >= 0, "{id}: exit code");
+        let compressed = registry.compress(&case.meta.command, &case.input);
+        let shown = compressed.as_ref().map(|c| c.with_hint(FIXTURE_ID));
+        if bless() {
+            write_or_remove(&case.out_path, shown.as_deref());
+            continue;
+        }
+        let expected = fs::read_to_string(&case.out_path).ok();
+        if shown != expected {
+            failures.push(format!(
+                "{id}: output differs from {} (rerun with CODEOID_BLESS=1 and review the diff)",
+                case.out_path.display()
+            ));
+            continue;
+        }
+        let Some(compressed) = compressed else {
+            continue;
+        };
+        if case.rule_dir != "passthrough" {
+            assert_eq!(
+                compressed.rule, case.rule_dir,
+                "{id}: compressed by the wrong rule"
+            );
+        }
+        let missing = registry
+            .missing_facts(&compressed.rule, &case.input, &compressed.text)
+            .unwrap();
+        assert!(missing.is_empty(), "{id}: facts lost: {missing:#?}");
+        assert!(
+            compressed.bytes_out < compressed.bytes_in,
+            "{id}: compression grew the output"
+        );
+        assert!(
+            compressed.text.is_empty() || compressed.text.ends_with('\n'),
+            "{id}: text must end with a newline"
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn fixture_commands_select_the_rule_of_their_directory() {
+    let registry = Registry::builtin().unwrap();
+    for case in cases() {
+        let expected = match case.rule_dir.as_str() {
+            // Binary output is recognised by its bytes, whatever the command.
+            BINARY_RULE => continue,
+            "passthrough" if case.meta.command.contains('|') => None,
+            "passthrough" => continue,
+            rule => Some(rule),
+        };
+        assert_eq!(
+            registry.rule_for(&case.meta.command),
+            expected,
+            "{}/{}: {:?}",
+            case.rule_dir,
+            case.name,
+            case.meta.command
+        );
+    }
+}
+
+#[test]
+fn passthrough_cases_pass_through_and_others_compress() {
+    let registry = Registry::builtin().unwrap();
+    for case in cases().iter().filter(|c| c.rule_dir == "passthrough") {
+        assert!(
+            registry.compress(&case.meta.command, &case.input).is_none(),
+            "passthrough/{} was compressed",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn every_modified_path_of_a_large_git_status_survives() {
+    let registry = Registry::builtin().unwrap();
+    for name in [
+        "long-with-untracked",
+        "short",
+        "porcelain-v2",
+        "modified-only",
+    ] {
+        let case = cases()
+            .into_iter()
+            .find(|c| c.rule_dir == "git-status" && c.name == name)
+            .unwrap();
+        let raw = String::from_utf8(case.input.clone()).unwrap();
+        let shown = registry
+            .compress(&case.meta.command, &case.input)
+            .map_or(raw.clone(), |c| c.text);
+        let changed: Vec<&str> = raw
+            .lines()
+            .filter(|l| l.contains(".rs") && !l.contains(".orig") && !l.starts_with("??"))
+            .collect();
+        assert!(
+            changed.len() >= 200,
+            "{name}: only {} changed paths in the fixture",
+            changed.len()
+        );
+        for line in changed {
+            let path = line.rsplit([' ', '\t']).next().unwrap();
+            assert!(shown.contains(path), "{name}: {path} was lost");
+        }
+    }
+}
+
+#[test]
+fn every_failing_test_name_survives() {
+    let registry = Registry::builtin().unwrap();
+    let checks: &[(&str, &str, &str)] = &[
+        ("cargo-test", "failures", "... FAILED"),
+        ("pytest", "failures-verbose", " FAILED"),
+        ("go-test", "failures-verbose", "--- FAIL:"),
+        ("jest", "failures-verbose", "✕"),
+        ("jest", "failures-vitest", "×"),
+        ("js-test", "node-test-failures", "not ok "),
+        ("rspec", "failures", "rspec ./spec/"),
+    ];
+    for (rule, name, marker) in checks {
+        let case = cases()
+            .into_iter()
+            .find(|c| c.rule_dir == *rule && c.name == *name)
+            .unwrap();
+        let compressed = registry.compress(&case.meta.command, &case.input);
+        let shown = compressed.map_or_else(
+            || String::from_utf8_lossy(&case.input).into_owned(),
+            |c| c.text,
+        );
+        let raw = String::from_utf8_lossy(&case.input);
+        let failing: Vec<&str> = raw.lines().filter(|l| l.contains(marker)).collect();
+        assert!(
+            !failing.is_empty(),
+            "{rule}/{name}: no {marker:?} line in the fixture"
+        );
+        for line in failing {
+            assert!(
+                shown.lines().any(|l| l == line),
+                "{rule}/{name}: lost {line:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The runner: real commands through `sh -c`, raw output stored first, stderr and exit codes
+//! untouched.
+
+use std::cell::RefCell;
+use std::process::Command;
+
+use codeoid_core::compress::{MemorySink, RawOutputSink, Registry, Runner, Stdin};
+use codeoid_core::{Error, ErrorKind, Result};
+
+/// What `sh -c command` prints and returns, run directly.
+fn direct(command: &str) -> (Vec<u8>, Vec<u8>, i32) {
+    let out = Command::new("sh").arg("-c").arg(command).output().unwrap();
+    (out.stdout, out.stderr, out.status.code().unwrap_or(-1))
+}
+
+/// A stand-in `cargo` that prints 30,000 test lines (three failing) on stdout, two lines on
+/// stderr, and exits with 101 like cargo does when tests fail.
+const FAKE_CARGO: &str = "#!/bin/sh\necho 'running 30000 tests'\n\
+    seq 1 30000 | sed -e 's/^\\(.*\\)$/test case_\\1 ... ok/' -e '/case_1000 /s/ok$/FAILED/' \
+    -e '/case_2000 /s/ok$/FAILED/' -e '/case_29999 /s/ok$/FAILED/'\n\
+    echo 'test result: FAILED. 29997 passed; 3 failed'\n\
+    echo 'warning: unused import' >&2\nprintf 'error: test failed\\n' >&2\nexit 101\n";
+
+/// A directory holding an executable `name` with `script` as its text.
+fn fake_program(name: &str, script: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn raw_output_is_stored_before_compression_and_named_in_the_hint() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let bin = fake_program("cargo", FAKE_CARGO);
+    let command = format!("cd . && PATH={}:\"$PATH\" cargo test", bin.path().display());
+    let run = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run(&command, &sink)
+        .unwrap();
+    let (stdout, stderr, code) = direct(&command);
+    assert_eq!(run.exit_code, 101);
+    assert_eq!(code, 101);
+    assert_eq!(run.stderr, stderr, "stderr must pass through unchanged");
+    let stored = sink.stored();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].stdout, stdout, "the sink gets the raw stdout");
+    assert_eq!(stored[0].stderr, stderr);
+    assert_eq!(stored[0].exit_code, 101);
+    assert_eq!(stored[0].command, command);
+    let id = run.episode_id.clone().unwrap();
+    assert_eq!(id, stored[0].id);
+    let shown = String::from_utf8(run.stdout).unwrap();
+    let compressed = run.compressed.unwrap();
+    assert_eq!(compressed.rule, "cargo-test");
+    assert!(
+        shown.ends_with(&format!("— get_episode(\"{id}\") has the raw output]\n")),
+        "{shown}"
+    );
+    assert!(shown.len() < stdout.len() / 20);
+    for n in [1000, 2000, 29999] {
+        assert!(shown.contains(&format!("test case_{n} ... FAILED\n")));
+    }
+    assert_eq!(
+        sink.get(&id).unwrap().stdout,
+        stdout,
+        "get_episode gives back every byte"
+    );
+}
+
+/// A sink that records whether it was called, and fails on demand.
+struct OrderSink {
+    calls: RefCell<Vec<usize>>,
+    fail: bool,
+}
+
+impl RawOutputSink for OrderSink {
+    fn store_raw(
+        &self,
+        _command: &str,
+        stdout: &[u8],
+        _stderr: &[u8],
+        _code: i32,
+    ) -> Result<String> {
+        self.calls.borrow_mut().push(stdout.len());
+        if self.fail {
+            Err(Error::new(ErrorKind::Busy, "database is locked; try again"))
+        } else {
+            Ok("ep_7".to_owned())
+        }
+    }
+}
+
+#[test]
+fn a_failing_sink_leaves_stdout_raw_and_reports_why() {
+    let registry = Registry::builtin().unwrap();
+    let sink = OrderSink {
+        calls: RefCell::new(Vec::new()),
+        fail: true,
+    };
+    let run = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run("seq 1 5000", &sink)
+        .unwrap();
+    let (stdout, _, _) = direct("seq 1 5000");
+    assert_eq!(
+        run.stdout, stdout,
+        "raw output, since it could not be stored"
+    );
+    assert!(run.compressed.is_none() && run.episode_id.is_none());
+    assert_eq!(run.store_error.unwrap().kind(), ErrorKind::Busy);
+    assert_eq!(*sink.calls.borrow(), vec![stdout.len()]);
+}
+
+#[test]
+fn small_output_passes_through_but_is_still_stored() {
+    let registry = Registry::builtin().unwrap();
+    let sink = OrderSink {
+        calls: RefCell::new(Vec::new()),
+        fail: false,
+    };
+    let run = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run("echo hi; echo oops >&2; exit 3", &sink)
+        .unwrap();
+    assert_eq!(run.stdout, b"hi\n");
+    assert_eq!(run.stderr, b"oops\n");
+    assert_eq!(run.exit_code, 3);
+    assert_eq!(run.episode_id.as_deref(), Some("ep_7"));
+    assert!(run.compressed.is_none());
+}
+
+#[test]
+fn signals_stdin_and_working_directory() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let killed = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run("kill -TERM $$", &sink)
+        .unwrap();
+    assert_eq!(killed.exit_code, 128 + 15);
+    let closed = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run("cat; echo done", &sink)
+        .unwrap();
+    assert_eq!(closed.stdout, b"done\n");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker.txt"), "x").unwrap();
+    let listed = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .current_dir(dir.path())
+        .run("ls", &sink)
+        .unwrap();
+    assert_eq!(listed.stdout, b"marker.txt\n");
+}
+
+#[test]
+fn fifty_megabytes_through_the_runner() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let run = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run("seq 1 7000000", &sink)
+        .unwrap();
+    let raw = &sink.stored()[0].stdout;
+    assert!(raw.len() > 50_000_000, "{} bytes", raw.len());
+    assert!(raw.ends_with(b"6999999\n7000000\n"));
+    assert!(run.stdout.len() < 2048, "{} bytes shown", run.stdout.len());
+    assert_eq!(run.exit_code, 0);
+}
+
+#[test]
+fn bad_commands_and_shells_are_clear_errors() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let err = Runner::new(&registry).run("  ", &sink).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let err = Runner::new(&registry)
+        .shell("/nonexistent/shell")
+        .run("ls", &sink)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert!(
+        err.message().contains("/nonexistent/shell"),
+        "{}",
+        err.message()
+    );
+    assert!(sink.stored().is_empty(), "nothing ran, nothing stored");
+    let missing = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run("no-such-program-xyz", &sink)
+        .unwrap();
+    assert_eq!(
+        missing.exit_code, 127,
+        "the shell's own verdict passes through"
+    );
+}
