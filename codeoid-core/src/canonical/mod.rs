@@ -4,8 +4,8 @@
 //! memory) are derived from turns by the [`Chunker`] and never edited by hand.
 
 mod chunker;
-mod episode;
-mod tool_input;
+pub(crate) mod episode;
+pub(crate) mod tool_input;
 mod turn;
 
 pub use chunker::{Chunker, ChunkerConfig, TurnPosition};

@@ -1,0 +1,344 @@
+//! Lexical search: identifier-aware FTS5 indexing, a sanitizer that turns any text into a safe
+//! MATCH expression, and BM25 search with filters applied inside SQL (DESIGN §2, `bm25`).
+//!
+//! Tokens: FTS5's `unicode61` tokenizer already splits `snake_case`, `path/segments` and
+//! `file.ext` at their punctuation. What it cannot split is `camelCase`, so the indexed text is the
+//! original followed by the camel-case parts of every word that has them (`RecordTurn` adds
+//! `record turn`). A query identifier becomes the phrase of its parts, so `record_turn`,
+//! `RecordTurn` and `recordTurn` all find each other, and `store/mod.rs` or `mod.rs` find the
+//! path. Terms are OR-ed: ranking, not matching, decides relevance.
+//!
+//! Invariants: user text is never passed as FTS syntax. Every term is a double-quoted string of
+//! letters and digits only, so quotes, parentheses, `NEAR`, `*`, `^`, `-`, `AND`/`OR` and
+//! unbalanced brackets are inert; the expression is capped in terms and phrase length, so 100 KB
+//! of text is a bounded query. Scores are `-bm25()` (higher is better), raw, not normalized:
+//! normalizing over a candidate batch and fusion belong to the retrieval layer.
+
+use chrono::{DateTime, Utc};
+use rusqlite::types::Value;
+use rusqlite::{Transaction, params, params_from_iter};
+
+use super::connection::db_error;
+use super::episodes::{EpisodeHeader, HEADER_COLUMNS, header_from_row};
+use super::{Store, to_millis};
+use crate::error::{Error, Result};
+
+/// Most distinct terms a query keeps (the rest of a very long query is ignored).
+const MAX_TERMS: usize = 32;
+
+/// Most tokens in one phrase (a very long dotted or slashed chunk is cut).
+const MAX_PHRASE_TOKENS: usize = 12;
+
+/// Largest `k` a lexical search accepts.
+pub const MAX_LEXICAL_K: usize = 1000;
+
+/// BM25 column weights: summary, content, tool name.
+const BM25_WEIGHTS: &str = "2.0, 1.0, 1.0";
+
+/// Words too common to help a ranking when they stand alone.
+const STOPWORDS: [&str; 40] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "did", "do", "does", "for", "from",
+    "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "our", "so", "that", "the", "this",
+    "to", "was", "we", "were", "what", "when", "where", "which", "why", "with", "you",
+];
+
+/// Filters applied inside SQL before the top-k cut. `Default` filters nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LexicalFilters {
+    /// Only episodes of this session.
+    pub session_id: Option<String>,
+    /// No episodes of this session (the caller's own, usually).
+    pub exclude_session_id: Option<String>,
+    /// Only episodes of this tool (case-insensitive).
+    pub tool_name: Option<String>,
+    /// Only episodes created at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only episodes created strictly before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// Only episodes touching one of these paths, in their workspace-relative form (see
+    /// [`super::relative_path`]).
+    pub paths: Vec<String>,
+}
+
+/// One lexical match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexicalHit {
+    /// The episode.
+    pub header: EpisodeHeader,
+    /// `-bm25()`: higher is better; only comparable within one query.
+    pub bm25: f64,
+}
+
+/// Writes the FTS row of the episode with primary key `pk`.
+pub(crate) fn index(
+    tx: &Transaction<'_>,
+    pk: i64,
+    summary: &str,
+    content: &str,
+    tool_name: Option<&str>,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO episodes_fts (rowid, summary, content, tool_name) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        pk,
+        index_text(summary),
+        index_text(content),
+        index_text(tool_name.unwrap_or(""))
+    ])?;
+    Ok(())
+}
+
+/// `text` followed, when it has any, by the camel-case parts of its words.
+pub(crate) fn index_text(text: &str) -> String {
+    let mut extra = String::new();
+    for word in words(text) {
+        let parts = camel_parts(word);
+        if parts.len() > 1 {
+            for part in parts {
+                extra.push_str(part);
+                extra.push(' ');
+            }
+            // A separator so the parts of two words never form a phrase across them.
+            extra.push_str(". ");
+        }
+    }
+    if extra.is_empty() {
+        text.to_owned()
+    } else {
+        format!("{text}\n{extra}")
+    }
+}
+
+/// Maximal runs of letters and digits, as the `unicode61` tokenizer sees words.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+}
+
+/// `word` split at camel-case humps: `RecordTurn` → `Record`, `Turn`; `HTTPServer` → `HTTP`,
+/// `Server`; `utf8Decoder` → `utf8`, `Decoder`. A word without humps is one part.
+fn camel_parts(word: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        let prev = chars[i - 1].1;
+        let next_is_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        let hump = c.is_uppercase()
+            && (prev.is_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_uppercase() && next_is_lower));
+        if hump {
+            parts.push(&word[start..at]);
+            start = at;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+/// Turns any text into a safe FTS5 MATCH expression: an OR of quoted terms and phrases. `None`
+/// when the text holds no searchable word (then nothing can match).
+pub fn match_expression(query: &str) -> Option<String> {
+    let mut terms: Vec<String> = Vec::new();
+    let mut push = |term: String| {
+        if terms.len() < MAX_TERMS && !terms.contains(&term) {
+            terms.push(term);
+        }
+    };
+    // Chunks are identifier-ish runs: words joined by `_ . / - : \`.
+    let is_joiner = |c: char| matches!(c, '_' | '.' | '/' | '-' | ':' | '\\');
+    for chunk in query.split(|c: char| !(c.is_alphanumeric() || is_joiner(c))) {
+        let mut tokens: Vec<String> = Vec::new();
+        for word in words(chunk) {
+            tokens.extend(camel_parts(word).into_iter().map(str::to_lowercase));
+        }
+        tokens.truncate(MAX_PHRASE_TOKENS);
+        match tokens.as_slice() {
+            [] => {}
+            [only] => {
+                if !STOPWORDS.contains(&only.as_str()) {
+                    push(quote(only));
+                }
+            }
+            many => {
+                push(quote(&many.join(" ")));
+                // `record_turn` and `RecordTurn` may also be written `recordturn`.
+                if !chunk.contains(['.', '/', '\\', ':']) {
+                    push(quote(&many.concat()));
+                }
+            }
+        }
+    }
+    if terms.is_empty() {
+        None
+    } else {
+        Some(terms.join(" OR "))
+    }
+}
+
+/// A double-quoted FTS5 string. Tokens hold only letters and digits, but quotes are doubled
+/// anyway so the function is safe on its own.
+fn quote(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+impl Store {
+    /// BM25 search over summary, content and tool name of `workspace_id`'s episodes: the `k` best
+    /// matches of `query` (any text; see [`match_expression`]) among the episodes that pass
+    /// `filters`. Filters are applied before the cut, so a filtered search returns matches
+    /// whenever they exist.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] when `k` is 0 or above [`MAX_LEXICAL_K`].
+    pub fn lexical_search(
+        &self,
+        workspace_id: &str,
+        query: &str,
+        filters: &LexicalFilters,
+        k: usize,
+    ) -> Result<Vec<LexicalHit>> {
+        if k == 0 || k > MAX_LEXICAL_K {
+            return Err(Error::invalid_input(format!(
+                "lexical search k {k} is out of range; use 1..={MAX_LEXICAL_K}"
+            )));
+        }
+        let Some(expression) = match_expression(query) else {
+            return Ok(Vec::new());
+        };
+        let mut sql = format!(
+            "SELECT {HEADER_COLUMNS}, -bm25(episodes_fts, {BM25_WEIGHTS}) AS score
+             FROM episodes_fts JOIN episodes e ON e.pk = episodes_fts.rowid
+             WHERE episodes_fts MATCH ?1 AND e.workspace_id = ?2"
+        );
+        let mut values: Vec<Value> = vec![
+            Value::Text(expression),
+            Value::Text(workspace_id.to_owned()),
+        ];
+        let mut add = |clause: &str, value: Value, sql: &mut String| {
+            values.push(value);
+            sql.push_str(&clause.replace('?', &format!("?{}", values.len())));
+        };
+        if let Some(session) = &filters.session_id {
+            add(
+                " AND e.session_id = ?",
+                Value::Text(session.clone()),
+                &mut sql,
+            );
+        }
+        if let Some(session) = &filters.exclude_session_id {
+            add(
+                " AND e.session_id <> ?",
+                Value::Text(session.clone()),
+                &mut sql,
+            );
+        }
+        if let Some(tool) = &filters.tool_name {
+            add(
+                " AND lower(e.tool_name) = lower(?)",
+                Value::Text(tool.clone()),
+                &mut sql,
+            );
+        }
+        if let Some(since) = filters.since {
+            add(
+                " AND e.created_at >= ?",
+                Value::Integer(to_millis(since)),
+                &mut sql,
+            );
+        }
+        if let Some(until) = filters.until {
+            add(
+                " AND e.created_at < ?",
+                Value::Integer(to_millis(until)),
+                &mut sql,
+            );
+        }
+        if !filters.paths.is_empty() {
+            sql.push_str(
+                " AND e.pk IN (SELECT p.episode_pk FROM episode_paths p
+                   WHERE p.workspace_id = ?2 AND p.relative IN (",
+            );
+            for (i, path) in filters.paths.iter().enumerate() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                add("?", Value::Text(path.clone()), &mut sql);
+            }
+            sql.push_str("))");
+        }
+        values.push(Value::Integer(k as i64));
+        sql.push_str(&format!(
+            " ORDER BY score DESC, e.pk DESC LIMIT ?{}",
+            values.len()
+        ));
+        self.read(|conn| {
+            conn.prepare_cached(&sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params_from_iter(values.iter()), |row| {
+                        Ok(LexicalHit {
+                            header: header_from_row(row)?,
+                            bm25: row.get(11)?,
+                        })
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| db_error(&format!("cannot search workspace {workspace_id}"), e))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camel_case_splits_at_humps_and_acronyms() {
+        assert_eq!(camel_parts("RecordTurn"), ["Record", "Turn"]);
+        assert_eq!(camel_parts("recordTurnBatch"), ["record", "Turn", "Batch"]);
+        assert_eq!(camel_parts("HTTPServer"), ["HTTP", "Server"]);
+        assert_eq!(camel_parts("utf8Decoder"), ["utf8", "Decoder"]);
+        assert_eq!(camel_parts("lowercase"), ["lowercase"]);
+        assert_eq!(camel_parts("ALLCAPS"), ["ALLCAPS"]);
+        assert_eq!(camel_parts("Étéd"), ["Étéd"]);
+    }
+
+    #[test]
+    fn index_text_appends_camel_parts_only_when_there_are_some() {
+        assert_eq!(index_text("plain words here"), "plain words here");
+        assert_eq!(
+            index_text("call RecordTurn now"),
+            "call RecordTurn now\nRecord Turn . "
+        );
+    }
+
+    #[test]
+    fn queries_become_quoted_terms_and_phrases() {
+        assert_eq!(
+            match_expression("record_turn").as_deref(),
+            Some("\"record turn\" OR \"recordturn\"")
+        );
+        assert_eq!(
+            match_expression("RecordTurn").as_deref(),
+            Some("\"record turn\" OR \"recordturn\"")
+        );
+        assert_eq!(
+            match_expression("store/mod.rs").as_deref(),
+            Some("\"store mod rs\"")
+        );
+        assert_eq!(
+            match_expression("where is the flaky test?").as_deref(),
+            Some("\"flaky\" OR \"test\"")
+        );
+        assert_eq!(
+            match_expression("NEAR(\"a\" b*) -c ^d OR AND").as_deref(),
+            Some("\"near\" OR \"b\" OR \"c\" OR \"d\"")
+        );
+        assert_eq!(match_expression("  *** (( \"\" 🎉 "), None);
+        let long = "word ".repeat(20_000) + &(0..100).map(|i| format!("w{i} ")).collect::<String>();
+        let expr = match_expression(&long).unwrap();
+        assert_eq!(expr.matches(" OR ").count(), MAX_TERMS - 1);
+    }
+}
