@@ -19,6 +19,9 @@
 //!   `meta.compaction_summary = true` becomes a `compaction` episode and is not a user intent.
 //! - Thinking is not put in episodes unless [`ChunkerConfig::include_thinking`] is set; it stays in
 //!   the verbatim turns either way.
+//! - Turns with `meta.sidechain = true` (a subagent's conversation interleaved in the main log, as
+//!   older Claude Code logs do) run in their own lane: a subagent's prompt never cancels the main
+//!   conversation's pending calls. A result is matched to its call in either lane.
 //!
 //! It deliberately does not cap oversize content, make paths relative or estimate tokens: the
 //! store does that when it persists episodes.
@@ -58,7 +61,20 @@ pub struct TurnPosition<'a> {
 
 /// The incremental turn → episode state machine. `Default` is a fresh session.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Chunker {
+    /// The primary conversation.
+    #[serde(default, skip_serializing_if = "Lane::is_empty")]
+    main: Lane,
+    /// Sidechain (subagent) turns interleaved in the same log.
+    #[serde(default, skip_serializing_if = "Lane::is_empty")]
+    sidechain: Lane,
+}
+
+/// The state of one conversation thread.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Lane {
     /// The prompt of the current exchange, carried by every tool call until the next prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     intent: Option<String>,
@@ -125,12 +141,17 @@ impl Chunker {
 
     /// `true` when nothing is pending: no call, no buffered text, no unanswered prompt.
     pub fn is_idle(&self) -> bool {
-        self.prompt.is_none() && self.text.is_none() && self.pending.is_empty()
+        self.main.is_idle() && self.sidechain.is_idle()
     }
 
     /// Ids of the tool calls still waiting for a result.
     pub fn pending_call_ids(&self) -> Vec<&str> {
-        self.pending.iter().map(|c| c.id.as_str()).collect()
+        self.main
+            .pending
+            .iter()
+            .chain(&self.sidechain.pending)
+            .map(|c| c.id.as_str())
+            .collect()
     }
 
     /// Feeds one turn; returns the episodes it completed, in the order they happened.
@@ -141,9 +162,15 @@ impl Chunker {
         config: &ChunkerConfig,
     ) -> Vec<Episode> {
         let mut out = Vec::new();
+        let is_sidechain = turn.meta.get("sidechain") == Some(&Value::Bool(true));
+        let (lane, other) = if is_sidechain {
+            (&mut self.sidechain, &mut self.main)
+        } else {
+            (&mut self.main, &mut self.sidechain)
+        };
         match turn.role {
-            Role::Assistant => self.push_assistant(turn, pos, config, &mut out),
-            Role::User => self.push_user(turn, pos, &mut out),
+            Role::Assistant => lane.push_assistant(turn, pos, config, &mut out),
+            Role::User => lane.push_user(turn, pos, other, &mut out),
         }
         out
     }
@@ -152,9 +179,21 @@ impl Chunker {
     /// `pos` is the position of the last recorded turn (its id is not used).
     pub fn finish(&mut self, pos: &TurnPosition<'_>) -> Vec<Episode> {
         let mut out = Vec::new();
-        self.close_exchange(pos, CANCELLED_BY_FINISH, &mut out);
-        self.intent = None;
+        for lane in [&mut self.main, &mut self.sidechain] {
+            lane.close_exchange(pos, CANCELLED_BY_FINISH, &mut out);
+            lane.intent = None;
+        }
         out
+    }
+}
+
+impl Lane {
+    fn is_idle(&self) -> bool {
+        self.prompt.is_none() && self.text.is_none() && self.pending.is_empty()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.is_idle() && self.intent.is_none()
     }
 
     fn push_assistant(
@@ -194,11 +233,17 @@ impl Chunker {
         }
     }
 
-    fn push_user(&mut self, turn: &Turn, pos: &TurnPosition<'_>, out: &mut Vec<Episode>) {
+    fn push_user(
+        &mut self,
+        turn: &Turn,
+        pos: &TurnPosition<'_>,
+        other: &mut Lane,
+        out: &mut Vec<Episode>,
+    ) {
         let mut prompt: Vec<String> = Vec::new();
         for (index, part) in turn.parts.iter().enumerate() {
             match part {
-                Part::ToolResult(result) => out.push(self.resolve(result, pos, index)),
+                Part::ToolResult(result) => out.push(self.resolve(result, pos, index, other)),
                 Part::Error { message } => out.push(error_episode(message, pos, index)),
                 Part::Text { text } if !text.trim().is_empty() => prompt.push(text.clone()),
                 Part::Image(image) => prompt.push(image_placeholder(image)),
@@ -257,15 +302,28 @@ impl Chunker {
         }
     }
 
-    fn resolve(&mut self, result: &ToolResult, pos: &TurnPosition<'_>, index: usize) -> Episode {
+    fn resolve(
+        &mut self,
+        result: &ToolResult,
+        pos: &TurnPosition<'_>,
+        index: usize,
+        other: &mut Lane,
+    ) -> Episode {
         let output = result_text(result);
         let status = if result.is_error {
             EpisodeStatus::Failed
         } else {
             EpisodeStatus::Ok
         };
-        let found = self.pending.iter().position(|c| c.id == result.call_id);
-        match found.map(|i| self.pending.remove(i)) {
+        let found = match self.pending.iter().position(|c| c.id == result.call_id) {
+            Some(i) => Some(self.pending.remove(i)),
+            None => other
+                .pending
+                .iter()
+                .position(|c| c.id == result.call_id)
+                .map(|i| other.pending.remove(i)),
+        };
+        match found {
             Some(call) => call_episode(&call, status, &output, pos.session_id, pos.at, pos.seq),
             None => {
                 // The call is unknown (made before a compaction, or in a log we never saw). The

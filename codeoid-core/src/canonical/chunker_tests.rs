@@ -314,7 +314,7 @@ fn errors_are_episodes_at_once() {
         message: "tool crashed".into(),
     }]));
     assert_eq!(out[0].kind, EpisodeKind::Error);
-    assert_eq!(out[0].id, episode_id(SESSION, "error\0t2\00"));
+    assert_eq!(out[0].id, episode_id(SESSION, &format!("error\0t2\0{}", 0)));
 }
 
 #[test]
@@ -378,7 +378,55 @@ fn image_results_and_prompts_get_placeholders() {
 
 #[test]
 fn corrupt_state_is_a_clear_error() {
-    let err = Chunker::from_state_json("{\"pending\": 3}").unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Corrupt);
-    assert!(err.message().contains("chunker state"));
+    for state in ["{\"pending\": 3}", "{\"main\": {\"pending\": 3}}", "3"] {
+        let err = Chunker::from_state_json(state).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{state}");
+        assert!(err.message().contains("chunker state"));
+    }
+    assert_eq!(Chunker::new().to_state_json(), "{}");
+}
+
+#[test]
+fn sidechain_turns_do_not_cancel_the_main_conversation() {
+    let mut feed = Feed::new();
+    let side = |mut t: Turn| {
+        t.meta.insert("sidechain".into(), json!(true));
+        t
+    };
+    feed.push(Turn::user_text("review the package"));
+    feed.push(assistant(vec![call(
+        "task",
+        "Task",
+        json!({"prompt": "check package.json"}),
+    )]));
+    // The subagent's own conversation, interleaved in the same log.
+    assert!(
+        feed.push(side(Turn::user_text("check package.json")))
+            .is_empty()
+    );
+    feed.push(side(assistant(vec![call(
+        "sub",
+        "Read",
+        json!({"file_path": "package.json"}),
+    )])));
+    let out = feed.push(side(user(vec![result("sub", "{}", false)])));
+    assert_eq!(out.len(), 1);
+    assert!(
+        out[0]
+            .content
+            .starts_with("# User intent\ncheck package.json\n")
+    );
+    feed.push(side(Turn::assistant_text("No issues.")));
+    let out = feed.push(user(vec![result("task", "No issues.", false)]));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].status, EpisodeStatus::Ok);
+    assert!(
+        out[0]
+            .content
+            .starts_with("# User intent\nreview the package\n")
+    );
+    let out = feed.finish();
+    assert_eq!(out.len(), 1, "the subagent's final answer");
+    assert_eq!(out[0].kind, EpisodeKind::AssistantTurn);
+    assert!(feed.chunker().is_idle());
 }

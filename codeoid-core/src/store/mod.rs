@@ -370,8 +370,10 @@ mod tests {
 
     #[test]
     fn small_caps_are_refused() {
-        let mut options = StoreOptions::default();
-        options.max_episode_bytes = 10;
+        let options = StoreOptions {
+            max_episode_bytes: 10,
+            ..StoreOptions::default()
+        };
         let err = Store::open_in_memory_with(options).err().unwrap();
         assert_eq!(err.kind(), ErrorKind::InvalidInput);
         assert!(err.message().contains("max_episode_bytes 10"));
