@@ -14,6 +14,8 @@
 //! of text is a bounded query. Scores are `-bm25()` (higher is better), raw, not normalized:
 //! normalizing over a candidate batch and fusion belong to the retrieval layer.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use rusqlite::types::Value;
 use rusqlite::{Transaction, params, params_from_iter};
@@ -82,31 +84,31 @@ pub(crate) fn index(
     )?
     .execute(params![
         pk,
-        index_text(summary),
-        index_text(content),
-        index_text(tool_name.unwrap_or(""))
+        index_text(summary).as_ref(),
+        index_text(content).as_ref(),
+        index_text(tool_name.unwrap_or("")).as_ref()
     ])?;
     Ok(())
 }
 
-/// `text` followed, when it has any, by the camel-case parts of its words.
-pub(crate) fn index_text(text: &str) -> String {
+/// `text` followed, when it has any, by the camel-case parts of its words. Borrowed when there
+/// is nothing to add (most text), so indexing allocates only for identifiers.
+pub(crate) fn index_text(text: &str) -> Cow<'_, str> {
     let mut extra = String::new();
     for word in words(text) {
-        let parts = camel_parts(word);
-        if parts.len() > 1 {
-            for part in parts {
+        if has_hump(word) {
+            split_camel(word, |part| {
                 extra.push_str(part);
                 extra.push(' ');
-            }
+            });
             // A separator so the parts of two words never form a phrase across them.
             extra.push_str(". ");
         }
     }
     if extra.is_empty() {
-        text.to_owned()
+        Cow::Borrowed(text)
     } else {
-        format!("{text}\n{extra}")
+        Cow::Owned(format!("{text}\n{extra}"))
     }
 }
 
@@ -116,27 +118,37 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
-/// `word` split at camel-case humps: `RecordTurn` → `Record`, `Turn`; `HTTPServer` → `HTTP`,
-/// `Server`; `utf8Decoder` → `utf8`, `Decoder`. A word without humps is one part.
-fn camel_parts(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (at, c) = chars[i];
-        let prev = chars[i - 1].1;
-        let next_is_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
-        let hump = c.is_uppercase()
-            && (prev.is_lowercase()
-                || prev.is_ascii_digit()
-                || (prev.is_uppercase() && next_is_lower));
-        if hump {
-            parts.push(&word[start..at]);
-            start = at;
-        }
+/// `true` when [`split_camel`] would split `word`. Cheap for the common all-lowercase word: a
+/// hump needs an uppercase letter after the first character.
+fn has_hump(word: &str) -> bool {
+    if word.is_ascii() && !word.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
+        return false;
     }
-    parts.push(&word[start..]);
-    parts
+    let mut parts = 0;
+    split_camel(word, |_| parts += 1);
+    parts > 1
+}
+
+/// Calls `emit` with `word` split at camel-case humps: `RecordTurn` → `Record`, `Turn`;
+/// `HTTPServer` → `HTTP`, `Server`; `utf8Decoder` → `utf8`, `Decoder`. A word without humps is
+/// emitted whole. Allocates nothing.
+fn split_camel<'w>(word: &'w str, mut emit: impl FnMut(&'w str)) {
+    let mut start = 0;
+    let mut prev: Option<char> = None;
+    let mut chars = word.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if let Some(p) = prev {
+            let next_is_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
+            let hump = c.is_uppercase()
+                && (p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_is_lower));
+            if hump {
+                emit(&word[start..at]);
+                start = at;
+            }
+        }
+        prev = Some(c);
+    }
+    emit(&word[start..]);
 }
 
 /// Turns any text into a safe FTS5 MATCH expression: an OR of quoted terms and phrases. `None`
@@ -153,7 +165,7 @@ pub fn match_expression(query: &str) -> Option<String> {
     for chunk in query.split(|c: char| !(c.is_alphanumeric() || is_joiner(c))) {
         let mut tokens: Vec<String> = Vec::new();
         for word in words(chunk) {
-            tokens.extend(camel_parts(word).into_iter().map(str::to_lowercase));
+            split_camel(word, |part| tokens.push(part.to_lowercase()));
         }
         tokens.truncate(MAX_PHRASE_TOKENS);
         match tokens.as_slice() {
@@ -294,6 +306,13 @@ impl Store {
 mod tests {
     use super::*;
 
+    fn camel_parts(word: &str) -> Vec<&str> {
+        let mut parts = Vec::new();
+        split_camel(word, |p| parts.push(p));
+        assert_eq!(has_hump(word), parts.len() > 1, "{word}");
+        parts
+    }
+
     #[test]
     fn camel_case_splits_at_humps_and_acronyms() {
         assert_eq!(camel_parts("RecordTurn"), ["Record", "Turn"]);
@@ -303,6 +322,8 @@ mod tests {
         assert_eq!(camel_parts("lowercase"), ["lowercase"]);
         assert_eq!(camel_parts("ALLCAPS"), ["ALLCAPS"]);
         assert_eq!(camel_parts("Étéd"), ["Étéd"]);
+        assert_eq!(camel_parts("étéDone"), ["été", "Done"]);
+        assert_eq!(camel_parts("x"), ["x"]);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 mod aggregates;
 mod blobs;
+mod checkpoint;
 mod connection;
 mod episodes;
 mod fts;
@@ -71,6 +72,10 @@ pub const DEFAULT_MAX_EPISODE_BYTES: usize = 1024 * 1024;
 /// Read connections kept open for reuse.
 const READER_POOL: usize = 8;
 
+/// Page cache of the writer connection, in KiB (negative `cache_size` is KiB): FTS5 merges
+/// re-read recent index pages, which the 2 MiB default would keep evicting.
+const WRITER_CACHE_KIB: i64 = -32 * 1024;
+
 /// Settings of a [`Store`]. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -102,6 +107,8 @@ impl Default for StoreOptions {
 
 /// The episode store. `Send + Sync`: share it with `Arc` across threads.
 pub struct Store {
+    /// Stopped (and joined) before the connections close: fields drop in declaration order.
+    checkpointer: Option<checkpoint::Checkpointer>,
     path: Option<PathBuf>,
     options: StoreOptions,
     writer: Mutex<Connection>,
@@ -159,6 +166,10 @@ impl Store {
         set_wal(&conn, path, options.busy_timeout)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| connection::open_error(path, e))?;
+        // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`).
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
+            .and_then(|()| conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB))
+            .map_err(|e| connection::open_error(path, e))?;
         if state
             != (schema::FileState::Codeoid {
                 version: schema::SCHEMA_VERSION,
@@ -166,7 +177,9 @@ impl Store {
         {
             schema::migrate(&mut conn)?;
         }
+        let checkpointer = checkpoint::Checkpointer::start(path, options.busy_timeout)?;
         Ok(Store {
+            checkpointer: Some(checkpointer),
             path: Some(path.to_path_buf()),
             options,
             writer: Mutex::new(conn),
@@ -183,6 +196,7 @@ impl Store {
         let mut conn = connection::open_in_memory(options.busy_timeout)?;
         schema::migrate(&mut conn)?;
         Ok(Store {
+            checkpointer: None,
             path: None,
             options,
             writer: Mutex::new(conn),
@@ -245,6 +259,10 @@ impl Store {
             .map_err(|e| connection::db_error(context, e))?;
         let value = f(&tx)?;
         tx.commit().map_err(|e| connection::db_error(context, e))?;
+        drop(conn);
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.note_commit();
+        }
         Ok(value)
     }
 

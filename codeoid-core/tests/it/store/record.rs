@@ -545,3 +545,33 @@ fn many_threads_write_and_read_at_once() {
     }
     store.integrity_check().unwrap();
 }
+
+#[test]
+fn checkpoints_happen_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    let store = Store::open(&path).unwrap();
+    let s = session(&store, &workspace("/w"), "s", 0);
+    let big = "0123456789abcdef".repeat(4096);
+    for i in 0..40 {
+        store
+            .record_raw_output(
+                &s.id,
+                &RawOutput::new(&format!("cat part{i}"), big.as_bytes(), b"", Some(0)),
+            )
+            .unwrap();
+    }
+    // Commits only append to the WAL; the main file grows when a checkpoint copies pages back.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::metadata(&path).unwrap().len() < 2 * 1024 * 1024 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint ran while the store was open"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        dir.path().join("codeoid.db-wal").exists(),
+        "the store is still open"
+    );
+}
