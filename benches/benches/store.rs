@@ -161,6 +161,82 @@ fn exchanges(calls: &[RealCall], prompts: &[String], start: usize, n: usize) -> 
     turns
 }
 
+/// CPU time and run-queue wait of this process so far, summed over its threads (Linux
+/// `/proc/self/task/*/schedstat`; zero elsewhere). On a shared machine, wall time minus the wait
+/// is what the code itself needs.
+fn cpu_and_wait() -> (Duration, Duration, Duration) {
+    let read = |path: &Path| -> (u64, u64) {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let mut fields = text
+            .split_whitespace()
+            .map(|f| f.parse::<u64>().unwrap_or(0));
+        (fields.next().unwrap_or(0), fields.next().unwrap_or(0))
+    };
+    let (mut cpu, mut wait) = (0, 0);
+    for task in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let (c, w) = read(&task.path().join("schedstat"));
+        cpu += c;
+        wait += w;
+    }
+    (
+        Duration::from_nanos(cpu),
+        Duration::from_nanos(wait),
+        thread_cpu(),
+    )
+}
+
+/// CPU time of the calling thread so far, to the nanosecond (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec and the clock id is a constant libc defines;
+    // clock_gettime writes only into `ts`.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Totals across every measured iteration of a benchmark.
+#[derive(Default)]
+struct Tally {
+    items: u64,
+    wall: Duration,
+    cpu: Duration,
+    wait: Duration,
+    /// CPU of the calling thread alone (the checkpoint thread excluded).
+    caller_cpu: Duration,
+}
+
+impl Tally {
+    fn report(&self, name: &str, unit: &str) {
+        if self.items == 0 {
+            return; // filtered out
+        }
+        let per = |d: Duration| self.items as f64 / d.as_secs_f64().max(1e-9);
+        println!(
+            "{name}: {} {unit} in {:.2?} wall ({:.0} {unit}/s); process CPU {:.2?} ({:.0} {unit} per \
+             CPU-second), calling thread CPU {:.2?} ({:.0} {unit} per CPU-second), run-queue wait \
+             {:.2?}",
+            self.items,
+            self.wall,
+            per(self.wall),
+            self.cpu,
+            per(self.cpu),
+            self.caller_cpu,
+            per(self.caller_cpu),
+            self.wait
+        );
+    }
+}
+
 fn workspace() -> Workspace {
     Workspace::from_parts("", "/bench/repo", "/bench/repo", WorkspaceSource::Directory)
 }
@@ -179,6 +255,7 @@ fn ingest(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
     let mut group = c.benchmark_group("store");
     group.throughput(Throughput::Elements(expected as u64));
     group.sample_size(20);
+    let tally = RefCell::new(Tally::default());
     group.bench_function("ingest_batched", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -186,17 +263,29 @@ fn ingest(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
                 let s = store
                     .create_session(&ws, NewSession::default())
                     .expect("session");
+                let (cpu0, wait0, own0) = cpu_and_wait();
                 let started = Instant::now();
                 let out = store
                     .record_turns(&s.id, black_box(&turns))
                     .expect("recorded");
-                total += started.elapsed();
+                let took = started.elapsed();
+                let (cpu1, wait1, own1) = cpu_and_wait();
+                total += took;
                 assert_eq!(episodes_of(&out), expected);
+                let mut t = tally.borrow_mut();
+                t.items += expected as u64;
+                t.wall += took;
+                t.cpu += cpu1.saturating_sub(cpu0);
+                t.wait += wait1.saturating_sub(wait0);
+                t.caller_cpu += own1.saturating_sub(own0);
             }
             total
         });
     });
     group.finish();
+    tally
+        .into_inner()
+        .report("store/ingest_batched", "episodes");
 }
 
 fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
@@ -232,11 +321,13 @@ fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
                     }
                 }
                 next += 1;
+                let cpu_before = thread_cpu();
                 let started = Instant::now();
                 let out = store.record_turn(&s.id, &turn).expect("recorded");
                 let took = started.elapsed();
+                let cpu = thread_cpu().saturating_sub(cpu_before);
                 total += took;
-                latencies.borrow_mut().push(took);
+                latencies.borrow_mut().push((took, cpu));
                 assert!(!out.duplicate);
                 assert_eq!(out.turn_id, id);
             }
@@ -244,20 +335,25 @@ fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
         });
     });
     group.finish();
-    let mut all = latencies.into_inner();
+    let all = latencies.into_inner();
     if all.is_empty() {
         return; // filtered out
     }
-    all.sort();
-    let pct = |p: f64| all[((all.len() as f64 - 1.0) * p).round() as usize];
-    println!(
-        "store/record_turn_single latency over {} calls: p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
-        all.len(),
-        pct(0.50),
-        pct(0.90),
-        pct(0.99),
-        all[all.len() - 1]
-    );
+    let mut wall: Vec<Duration> = all.iter().map(|(w, _)| *w).collect();
+    let mut cpu: Vec<Duration> = all.iter().map(|(_, c)| *c).collect();
+    for (name, values) in [("wall", &mut wall), ("thread CPU", &mut cpu)] {
+        values.sort();
+        let pct = |p: f64| values[((values.len() as f64 - 1.0) * p).round() as usize];
+        println!(
+            "store/record_turn_single {name} latency over {} calls: p50 {:.1?}, p90 {:.1?}, p99 \
+             {:.1?}, max {:.1?}",
+            values.len(),
+            pct(0.50),
+            pct(0.90),
+            pct(0.99),
+            values[values.len() - 1]
+        );
+    }
     assert_eq!(
         store.session(&s.id).expect("session").turn_count as usize,
         all.len()
@@ -375,6 +471,23 @@ fn at_100k(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
                 )
                 .expect("text");
             assert_eq!(text.lines().filter(|l| l.starts_with("- [")).count(), 20);
+        });
+    });
+    group.bench_function("lexical_search_k50", |b| {
+        let big = big();
+        let filters = codeoid_core::store::LexicalFilters::default();
+        b.iter(|| {
+            let hits = big
+                .store
+                .lexical_search(
+                    big.ws.id(),
+                    black_box("failing test in the parser module"),
+                    &filters,
+                    50,
+                )
+                .expect("search");
+            assert_eq!(hits.len(), 50);
+            assert!(hits.windows(2).all(|w| w[0].bm25 >= w[1].bm25));
         });
     });
     group.bench_function("get_episode", |b| {

@@ -94,16 +94,33 @@ pub(crate) fn index(
 /// `text` followed, when it has any, by the camel-case parts of its words. Borrowed when there
 /// is nothing to add (most text), so indexing allocates only for identifiers.
 pub(crate) fn index_text(text: &str) -> Cow<'_, str> {
+    // One byte scan finds humps; only the words holding one are decoded and split.
+    let bytes = text.as_bytes();
     let mut extra = String::new();
-    for word in words(text) {
-        if has_hump(word) {
-            split_camel(word, |part| {
-                extra.push_str(part);
-                extra.push(' ');
-            });
-            // A separator so the parts of two words never form a phrase across them.
-            extra.push_str(". ");
+    let mut i = 1;
+    while i < bytes.len() {
+        if !hump_at(bytes, i) {
+            i += 1;
+            continue;
         }
+        // A hump is ASCII, so `i` is a character boundary; widen it to its whole word.
+        let start = text[..i]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric())
+            .last()
+            .map_or(i, |(at, _)| at);
+        let end = text[i..]
+            .char_indices()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(text.len(), |(at, _)| i + at);
+        split_camel(&text[start..end], |part| {
+            extra.push_str(part);
+            extra.push(' ');
+        });
+        // A separator so the parts of two words never form a phrase across them.
+        extra.push_str(". ");
+        i = end + 1;
     }
     if extra.is_empty() {
         Cow::Borrowed(text)
@@ -118,35 +135,30 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
-/// `true` when [`split_camel`] would split `word`. Cheap for the common all-lowercase word: a
-/// hump needs an uppercase letter after the first character.
-fn has_hump(word: &str) -> bool {
-    if word.is_ascii() && !word.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
+/// `true` when the camel-case hump rule fires at byte `i` of `bytes` (see [`split_camel`]).
+/// Humps are ASCII-only, so byte offsets are character boundaries and index and query agree.
+fn hump_at(bytes: &[u8], i: usize) -> bool {
+    if i == 0 || !bytes[i].is_ascii_uppercase() {
         return false;
     }
-    let mut parts = 0;
-    split_camel(word, |_| parts += 1);
-    parts > 1
+    let prev = bytes[i - 1];
+    let next_is_lower = bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+    prev.is_ascii_lowercase()
+        || prev.is_ascii_digit()
+        || (prev.is_ascii_uppercase() && next_is_lower)
 }
 
 /// Calls `emit` with `word` split at camel-case humps: `RecordTurn` → `Record`, `Turn`;
-/// `HTTPServer` → `HTTP`, `Server`; `utf8Decoder` → `utf8`, `Decoder`. A word without humps is
-/// emitted whole. Allocates nothing.
+/// `HTTPServer` → `HTTP`, `Server`; `utf8Decoder` → `utf8`, `Decoder`. Only ASCII letters form
+/// humps (`étéDone` stays whole). A word without humps is emitted whole. Allocates nothing.
 fn split_camel<'w>(word: &'w str, mut emit: impl FnMut(&'w str)) {
+    let bytes = word.as_bytes();
     let mut start = 0;
-    let mut prev: Option<char> = None;
-    let mut chars = word.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        if let Some(p) = prev {
-            let next_is_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
-            let hump = c.is_uppercase()
-                && (p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_is_lower));
-            if hump {
-                emit(&word[start..at]);
-                start = at;
-            }
+    for i in 1..bytes.len() {
+        if hump_at(bytes, i) {
+            emit(&word[start..i]);
+            start = i;
         }
-        prev = Some(c);
     }
     emit(&word[start..]);
 }
@@ -309,7 +321,8 @@ mod tests {
     fn camel_parts(word: &str) -> Vec<&str> {
         let mut parts = Vec::new();
         split_camel(word, |p| parts.push(p));
-        assert_eq!(has_hump(word), parts.len() > 1, "{word}");
+        let expanded = index_text(word);
+        assert_eq!(expanded.len() > word.len(), parts.len() > 1, "{word}");
         parts
     }
 
@@ -322,7 +335,9 @@ mod tests {
         assert_eq!(camel_parts("lowercase"), ["lowercase"]);
         assert_eq!(camel_parts("ALLCAPS"), ["ALLCAPS"]);
         assert_eq!(camel_parts("Étéd"), ["Étéd"]);
-        assert_eq!(camel_parts("étéDone"), ["été", "Done"]);
+        assert_eq!(camel_parts("étéDone"), ["étéDone"]);
+        assert_eq!(camel_parts("parseÉtéDone"), ["parseÉtéDone"]);
+        assert_eq!(camel_parts("getÉtat2Value"), ["getÉtat2", "Value"]);
         assert_eq!(camel_parts("x"), ["x"]);
     }
 
@@ -332,6 +347,10 @@ mod tests {
         assert_eq!(
             index_text("call RecordTurn now"),
             "call RecordTurn now\nRecord Turn . "
+        );
+        assert_eq!(
+            index_text("été fooBar, x=HTTPServer→getÉtat2Value"),
+            "été fooBar, x=HTTPServer→getÉtat2Value\nfoo Bar . HTTP Server . getÉtat2 Value . "
         );
     }
 

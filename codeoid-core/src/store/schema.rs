@@ -150,6 +150,9 @@ CREATE VIRTUAL TABLE episodes_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
+-- Bigger in-memory batches and less eager merging: fewer, cheaper merges on the write path.
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('hashsize', 8388608);
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('automerge', 8);
 ";
 
 /// What [`inspect`] found in a file.
