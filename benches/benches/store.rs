@@ -490,6 +490,23 @@ fn at_100k(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
             assert!(hits.windows(2).all(|w| w[0].bm25 >= w[1].bm25));
         });
     });
+    group.bench_function("lexical_search_k50_path", |b| {
+        let big = big();
+        let filters = codeoid_core::store::LexicalFilters::default();
+        b.iter(|| {
+            let hits = big
+                .store
+                .lexical_search(
+                    big.ws.id(),
+                    black_box("services/transcript_renderer.ex"),
+                    &filters,
+                    50,
+                )
+                .expect("search");
+            assert_eq!(hits.len(), 50);
+            assert!(hits.windows(2).all(|w| w[0].bm25 >= w[1].bm25));
+        });
+    });
     group.bench_function("get_episode", |b| {
         let big = big();
         let target = &big.first[7];

@@ -150,8 +150,8 @@ pub(crate) fn insert(
     let inserted = tx
         .prepare_cached(
             "INSERT OR IGNORE INTO episodes (id, workspace_id, session_id, turn_seq, kind,
-                 tool_name, call_id, status, summary, content, created_at, token_estimate)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 tool_name, call_id, status, summary, created_at, token_estimate)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
@@ -164,7 +164,6 @@ pub(crate) fn insert(
                 episode.call_id,
                 episode.status.as_str(),
                 episode.summary,
-                content,
                 created,
                 token_estimate(content) as i64,
             ])
@@ -174,6 +173,9 @@ pub(crate) fn insert(
         return Ok(None);
     }
     let pk = tx.last_insert_rowid();
+    tx.prepare_cached("INSERT INTO episode_contents (episode_pk, content) VALUES (?1, ?2)")
+        .and_then(|mut stmt| stmt.execute(params![pk, content]))
+        .map_err(|e| db_error(&context(), e))?;
     insert_paths(tx, session, episode, options, pk, created)
         .map_err(|e| db_error(&context(), e))?;
     fts::index(
@@ -241,7 +243,8 @@ fn insert_paths(
 pub(crate) fn fetch(conn: &Connection, workspace_id: &str, id: &str) -> Result<StoredEpisode> {
     let context = || format!("cannot read episode {id:?}");
     let sql = format!(
-        "SELECT {HEADER_COLUMNS}, e.content, e.pk FROM episodes e
+        "SELECT {HEADER_COLUMNS}, c.content, e.pk FROM episodes e
+         JOIN episode_contents c ON c.episode_pk = e.pk
          WHERE e.id = ?1 AND e.workspace_id = ?2"
     );
     let found = conn

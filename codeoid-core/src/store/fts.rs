@@ -18,7 +18,7 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::Value;
-use rusqlite::{Transaction, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Transaction, params, params_from_iter};
 
 use super::connection::db_error;
 use super::episodes::{EpisodeHeader, HEADER_COLUMNS, header_from_row};
@@ -30,6 +30,9 @@ const MAX_TERMS: usize = 32;
 
 /// Most tokens in one phrase (a very long dotted or slashed chunk is cut).
 const MAX_PHRASE_TOKENS: usize = 12;
+
+/// Stores smaller than this are searched without dropping common terms.
+const PRUNE_MIN_ROWS: i64 = 1000;
 
 /// Largest `k` a lexical search accepts.
 pub const MAX_LEXICAL_K: usize = 1000;
@@ -163,16 +166,25 @@ fn split_camel<'w>(word: &'w str, mut emit: impl FnMut(&'w str)) {
     emit(&word[start..]);
 }
 
-/// Turns any text into a safe FTS5 MATCH expression: an OR of quoted terms and phrases. `None`
-/// when the text holds no searchable word (then nothing can match).
-pub fn match_expression(query: &str) -> Option<String> {
-    let mut terms: Vec<String> = Vec::new();
-    let mut push = |term: String| {
-        if terms.len() < MAX_TERMS && !terms.contains(&term) {
-            terms.push(term);
+/// One term of a sanitized query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Term {
+    /// The quoted FTS5 string (a token or a phrase).
+    quoted: String,
+    /// The token, when the term is a single token (its document frequency can be looked up).
+    token: Option<String>,
+}
+
+/// The terms of `query`: identifier-ish chunks (words joined by `_ . / - : \`) as quoted
+/// phrases of their parts, single words as quoted tokens, stop words dropped, at most
+/// [`MAX_TERMS`] distinct terms.
+fn query_terms(query: &str) -> Vec<Term> {
+    let mut terms: Vec<Term> = Vec::new();
+    let mut push = |quoted: String, token: Option<String>| {
+        if terms.len() < MAX_TERMS && !terms.iter().any(|t| t.quoted == quoted) {
+            terms.push(Term { quoted, token });
         }
     };
-    // Chunks are identifier-ish runs: words joined by `_ . / - : \`.
     let is_joiner = |c: char| matches!(c, '_' | '.' | '/' | '-' | ':' | '\\');
     for chunk in query.split(|c: char| !(c.is_alphanumeric() || is_joiner(c))) {
         let mut tokens: Vec<String> = Vec::new();
@@ -184,23 +196,78 @@ pub fn match_expression(query: &str) -> Option<String> {
             [] => {}
             [only] => {
                 if !STOPWORDS.contains(&only.as_str()) {
-                    push(quote(only));
+                    push(quote(only), Some(only.clone()));
                 }
             }
             many => {
-                push(quote(&many.join(" ")));
+                push(quote(&many.join(" ")), None);
                 // `record_turn` and `RecordTurn` may also be written `recordturn`.
                 if !chunk.contains(['.', '/', '\\', ':']) {
-                    push(quote(&many.concat()));
+                    let joined = many.concat();
+                    push(quote(&joined), Some(joined.clone()));
                 }
             }
         }
     }
+    terms
+}
+
+/// Turns any text into a safe FTS5 MATCH expression: an OR of quoted terms and phrases. `None`
+/// when the text holds no searchable word (then nothing can match).
+pub fn match_expression(query: &str) -> Option<String> {
+    join_terms(&query_terms(query))
+}
+
+fn join_terms(terms: &[Term]) -> Option<String> {
     if terms.is_empty() {
-        None
-    } else {
-        Some(terms.join(" OR "))
+        return None;
     }
+    let quoted: Vec<&str> = terms.iter().map(|t| t.quoted.as_str()).collect();
+    Some(quoted.join(" OR "))
+}
+
+/// Drops single-token terms that occur in more than half of all episodes, as long as a term
+/// that matches something remains. FTS5's bm25 clamps the IDF of such terms to ~0, so they do
+/// not change the ranking of documents that match another term; matching them, though, means
+/// scoring most of the table. Small stores (under [`PRUNE_MIN_ROWS`] episodes) are searched
+/// exactly as asked.
+fn drop_common_terms(conn: &Connection, terms: Vec<Term>) -> rusqlite::Result<Vec<Term>> {
+    if terms.len() < 2 {
+        return Ok(terms);
+    }
+    // Episodes are never deleted, so the largest primary key is the row count.
+    let rows: i64 = conn
+        .prepare_cached("SELECT coalesce(max(pk), 0) FROM episodes")?
+        .query_row([], |r| r.get(0))?;
+    if rows < PRUNE_MIN_ROWS {
+        return Ok(terms);
+    }
+    let mut scored = Vec::with_capacity(terms.len());
+    for term in terms {
+        // Phrases are never common in this sense; their tokens may be.
+        let docs: Option<i64> = match &term.token {
+            Some(token) => Some(
+                conn.prepare_cached("SELECT doc FROM episodes_vocab WHERE term = ?1")?
+                    .query_row([token], |r| r.get(0))
+                    .optional()?
+                    .unwrap_or(0),
+            ),
+            None => None,
+        };
+        scored.push((docs, term));
+    }
+    let is_common = |docs: &Option<i64>| docs.is_some_and(|d| d * 2 > rows);
+    let useful_rest = scored
+        .iter()
+        .any(|(docs, _)| !is_common(docs) && docs.is_none_or(|d| d > 0));
+    if !useful_rest {
+        return Ok(scored.into_iter().map(|(_, t)| t).collect());
+    }
+    Ok(scored
+        .into_iter()
+        .filter(|(docs, _)| !is_common(docs))
+        .map(|(_, term)| term)
+        .collect())
 }
 
 /// A double-quoted FTS5 string. Tokens hold only letters and digits, but quotes are doubled
@@ -229,18 +296,19 @@ impl Store {
                 "lexical search k {k} is out of range; use 1..={MAX_LEXICAL_K}"
             )));
         }
-        let Some(expression) = match_expression(query) else {
+        let terms = query_terms(query);
+        if terms.is_empty() {
             return Ok(Vec::new());
-        };
+        }
+        // Two phases: score and cut on (pk, score) alone, then read the k headers. Sorting whole
+        // header rows of every match was most of the cost on common words.
         let mut sql = format!(
-            "SELECT {HEADER_COLUMNS}, -bm25(episodes_fts, {BM25_WEIGHTS}) AS score
+            "SELECT episodes_fts.rowid AS pk, -bm25(episodes_fts, {BM25_WEIGHTS}) AS score
              FROM episodes_fts JOIN episodes e ON e.pk = episodes_fts.rowid
              WHERE episodes_fts MATCH ?1 AND e.workspace_id = ?2"
         );
-        let mut values: Vec<Value> = vec![
-            Value::Text(expression),
-            Value::Text(workspace_id.to_owned()),
-        ];
+        // ?1 is the MATCH expression, known once the terms are pruned inside the read.
+        let mut values: Vec<Value> = vec![Value::Null, Value::Text(workspace_id.to_owned())];
         let mut add = |clause: &str, value: Value, sql: &mut String| {
             values.push(value);
             sql.push_str(&clause.replace('?', &format!("?{}", values.len())));
@@ -295,10 +363,20 @@ impl Store {
         }
         values.push(Value::Integer(k as i64));
         sql.push_str(&format!(
-            " ORDER BY score DESC, e.pk DESC LIMIT ?{}",
+            " ORDER BY score DESC, pk DESC LIMIT ?{}",
             values.len()
         ));
+        let sql = format!(
+            "SELECT {HEADER_COLUMNS}, hits.score FROM ({sql}) hits JOIN episodes e ON e.pk = hits.pk
+             ORDER BY hits.score DESC, hits.pk DESC"
+        );
         self.read(|conn| {
+            let context = || format!("cannot search workspace {workspace_id}");
+            let terms = drop_common_terms(conn, terms).map_err(|e| db_error(&context(), e))?;
+            let Some(expression) = join_terms(&terms) else {
+                return Ok(Vec::new());
+            };
+            values[0] = Value::Text(expression);
             conn.prepare_cached(&sql)
                 .and_then(|mut stmt| {
                     stmt.query_map(params_from_iter(values.iter()), |row| {

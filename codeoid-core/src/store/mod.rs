@@ -72,10 +72,6 @@ pub const DEFAULT_MAX_EPISODE_BYTES: usize = 1024 * 1024;
 /// Read connections kept open for reuse.
 const READER_POOL: usize = 8;
 
-/// Page cache of the writer connection, in KiB (negative `cache_size` is KiB): FTS5 merges
-/// re-read recent index pages, which the 2 MiB default would keep evicting.
-const WRITER_CACHE_KIB: i64 = -32 * 1024;
-
 /// Settings of a [`Store`]. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -168,7 +164,6 @@ impl Store {
             .map_err(|e| connection::open_error(path, e))?;
         // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`).
         conn.pragma_update(None, "wal_autocheckpoint", 0)
-            .and_then(|()| conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB))
             .map_err(|e| connection::open_error(path, e))?;
         if state
             != (schema::FileState::Codeoid {

@@ -56,9 +56,10 @@ CREATE TABLE sessions (
     last_rotation_at    INTEGER,
     backing_context_id  TEXT,
     finished_at         INTEGER,
-    first_intent        TEXT,
     last_activity_at    INTEGER NOT NULL,
     turn_count          INTEGER NOT NULL DEFAULT 0,
+    -- Long text last: SQLite reads a row's columns in order.
+    first_intent        TEXT,
     chunker_state       TEXT NOT NULL DEFAULT '{}'
 ) STRICT;
 CREATE INDEX sessions_by_workspace ON sessions(workspace_id, created_at);
@@ -101,9 +102,15 @@ CREATE TABLE episodes (
     call_id         TEXT,
     status          TEXT NOT NULL,
     summary         TEXT NOT NULL,
-    content         TEXT NOT NULL,
     created_at      INTEGER NOT NULL,
     token_estimate  INTEGER NOT NULL
+) STRICT;
+
+-- Content apart from the rows that lists, filters and joins read: a search touches the row of
+-- every match, and kilobytes of content would leave one row per page.
+CREATE TABLE episode_contents (
+    episode_pk  INTEGER PRIMARY KEY REFERENCES episodes(pk),
+    content     TEXT NOT NULL
 ) STRICT;
 CREATE INDEX episodes_timeline ON episodes(workspace_id, created_at);
 CREATE INDEX episodes_by_session ON episodes(session_id, created_at);
@@ -150,6 +157,8 @@ CREATE VIRTUAL TABLE episodes_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
+-- Document frequencies, so lexical search can skip terms that most episodes contain.
+CREATE VIRTUAL TABLE episodes_vocab USING fts5vocab(episodes_fts, 'row');
 -- Bigger in-memory batches and less eager merging: fewer, cheaper merges on the write path.
 INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('hashsize', 8388608);
 INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('automerge', 8);

@@ -130,7 +130,8 @@ impl Store {
     ) -> Result<Vec<UnembeddedEpisode>> {
         self.read(|conn| {
             conn.prepare_cached(
-                "SELECT e.id, e.workspace_id, e.summary, e.content FROM episodes e
+                "SELECT e.id, e.workspace_id, e.summary, c.content FROM episodes e
+                 JOIN episode_contents c ON c.episode_pk = e.pk
                  WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1 AND v.episode_pk = e.pk)
                  ORDER BY e.pk LIMIT ?2",
             )

@@ -253,3 +253,50 @@ fn a_hundred_kilobytes_of_query_is_fine() {
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].header.call_id.as_deref(), Some("c"));
 }
+
+#[test]
+fn words_in_most_episodes_do_not_hide_the_rare_ones() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    // Enough episodes for common-word skipping to apply: "common" is in all of them.
+    let items: Vec<(String, serde_json::Value, String)> = (0..1100)
+        .map(|i| {
+            let out = match i {
+                7 => "common words and a zebra",
+                8 => "common words and some rust",
+                _ => "common words only",
+            };
+            (
+                format!("c{i}"),
+                json!({"command": format!("step {i}")}),
+                out.to_owned(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, serde_json::Value, &str)> = items
+        .iter()
+        .map(|(id, input, out)| (id.as_str(), "Bash", input.clone(), out.as_str()))
+        .collect();
+    calls(&store, &s.id, &refs);
+    let none = LexicalFilters::default();
+    // Only the rare word decides; episodes with just the common one are not candidates.
+    assert_eq!(hit_calls(&store, ws.id(), "common zebra", &none), ["c7"]);
+    let both = hit_calls(&store, ws.id(), "zebra rust common", &none);
+    assert_eq!(both.len(), 2, "{both:?}");
+    // Alone, or with words that match nothing, a common word is still searched.
+    assert_eq!(
+        store
+            .lexical_search(ws.id(), "common", &none, 20)
+            .unwrap()
+            .len(),
+        20
+    );
+    assert_eq!(
+        store
+            .lexical_search(ws.id(), "common unicorn", &none, 20)
+            .unwrap()
+            .len(),
+        20
+    );
+}
