@@ -50,7 +50,8 @@ pub(crate) struct Checkpointer {
 impl Checkpointer {
     /// Opens a connection to `path` and starts the thread.
     pub(crate) fn start(path: &Path, busy_timeout: Duration) -> Result<Checkpointer> {
-        let conn = connection::open(path, busy_timeout)?;
+        // Checkpoints stream WAL frames to the file; they need no cache of their own.
+        let conn = connection::open(path, busy_timeout, -256)?;
         let shared = Arc::new(Shared::default());
         let thread_shared = Arc::clone(&shared);
         let handle = std::thread::Builder::new()

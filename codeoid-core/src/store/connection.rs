@@ -18,18 +18,24 @@ use crate::error::{Error, ErrorKind, Result};
 /// Prepared statements kept per connection: enough for every statement on the write path.
 const STATEMENT_CACHE: usize = 64;
 
-/// Page cache per connection, in KiB (negative `cache_size` is KiB). Searches touch the FTS
-/// doclists, the docsize table and episode rows of every match: with SQLite's 2 MiB default
-/// they were re-read (and re-parsed) from the OS on every query.
-const CACHE_KIB: i64 = -64 * 1024;
+/// Page cache of read connections, in KiB (negative `cache_size` means KiB): a search touches
+/// the FTS doclists, the docsize table and the episode row of every match. Measured: beyond
+/// 16 MiB a bigger cache no longer speeds up searches at 100k episodes, and the pool holds up
+/// to 8 readers, so this bounds their memory at 128 MiB.
+pub(crate) const READER_CACHE_KIB: i64 = -16 * 1024;
 
-/// Opens a read-write connection to `path` (created when missing) with the busy timeout applied.
-pub(crate) fn open(path: &Path, busy_timeout: Duration) -> Result<Connection> {
+/// Page cache of the writer connection, in KiB: FTS merges re-read recent index pages, which
+/// SQLite's 2 MiB default kept evicting.
+pub(crate) const WRITER_CACHE_KIB: i64 = -32 * 1024;
+
+/// Opens a read-write connection to `path` (created when missing) with the busy timeout and a
+/// page cache of `cache_kib` (negative: KiB) applied.
+pub(crate) fn open(path: &Path, busy_timeout: Duration, cache_kib: i64) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
-    configure(&conn, busy_timeout).map_err(|e| open_error(path, e))?;
+    configure(&conn, busy_timeout, cache_kib).map_err(|e| open_error(path, e))?;
     Ok(conn)
 }
 
@@ -37,17 +43,17 @@ pub(crate) fn open(path: &Path, busy_timeout: Duration) -> Result<Connection> {
 pub(crate) fn open_in_memory(busy_timeout: Duration) -> Result<Connection> {
     let conn =
         Connection::open_in_memory().map_err(|e| db_error("cannot open an in-memory store", e))?;
-    configure(&conn, busy_timeout)
+    configure(&conn, busy_timeout, WRITER_CACHE_KIB)
         .map_err(|e| db_error("cannot configure an in-memory store", e))?;
     Ok(conn)
 }
 
-fn configure(conn: &Connection, busy_timeout: Duration) -> rusqlite::Result<()> {
+fn configure(conn: &Connection, busy_timeout: Duration, cache_kib: i64) -> rusqlite::Result<()> {
     conn.busy_timeout(busy_timeout)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Foreign keys and the cache are per-connection settings and do not write to the file.
     conn.pragma_update(None, "foreign_keys", true)?;
-    conn.pragma_update(None, "cache_size", CACHE_KIB)?;
+    conn.pragma_update(None, "cache_size", cache_kib)?;
     Ok(())
 }
 

@@ -156,7 +156,7 @@ impl Store {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::io("create the store directory", parent, e))?;
         }
-        let mut conn = connection::open(path, options.busy_timeout)?;
+        let mut conn = connection::open(path, options.busy_timeout, connection::WRITER_CACHE_KIB)?;
         let state = schema::inspect(&conn, path)?;
         // Only now, with the file known to be ours (or empty), may anything write to it.
         set_wal(&conn, path, options.busy_timeout)?;
@@ -275,7 +275,11 @@ impl Store {
         let conn = match pooled {
             Some(conn) => conn,
             None => {
-                let conn = connection::open(path, self.options.busy_timeout)?;
+                let conn = connection::open(
+                    path,
+                    self.options.busy_timeout,
+                    connection::READER_CACHE_KIB,
+                )?;
                 conn.pragma_update(None, "query_only", true)
                     .map_err(|e| connection::open_error(path, e))?;
                 conn
