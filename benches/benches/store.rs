@@ -286,6 +286,27 @@ fn ingest(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
     tally
         .into_inner()
         .report("store/ingest_batched", "episodes");
+    // The size of what was ingested, so the rate can be read as bytes too.
+    let s = store
+        .create_session(&ws, NewSession::default())
+        .expect("session");
+    store.record_turns(&s.id, &turns).expect("recorded");
+    let headers = store.session_episodes(&s.id).expect("episodes");
+    let bytes: usize = headers
+        .iter()
+        .map(|h| {
+            store
+                .episode(ws.id(), &h.id)
+                .expect("episode")
+                .content
+                .len()
+        })
+        .sum();
+    println!(
+        "store/ingest_batched: {} episodes per batch, {} bytes of content each on average",
+        headers.len(),
+        bytes / headers.len().max(1)
+    );
 }
 
 fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
