@@ -29,8 +29,9 @@ use crate::canonical::{
 };
 use crate::error::{Error, Result};
 
-/// Files larger than this are not hashed on read (the hash is an optimization, not a record).
-const MAX_HASHED_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Files larger than this are not hashed on read: hashing happens while the write lock is held,
+/// and the hash only saves `recall_file` a re-read.
+const MAX_HASHED_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Everything about an episode except its content, paths and blobs: what lists and hits carry.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,10 +9,12 @@
 //!
 //! Durability: WAL with `synchronous = NORMAL`. A committed write (an acknowledged
 //! [`Store::record_turn`]) survives the process being killed; a power loss may lose the last
-//! transactions but never corrupts the file.
+//! transactions but never corrupts the file. WAL checkpoints run on a thread of the store's own,
+//! never inside a commit (see `checkpoint`).
 //!
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
-//! `connection` (settings, error mapping), [`workspace`] (identity), `sessions`, `record` (turns in,
+//! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
+//! [`workspace`] (identity), `sessions`, `record` (turns in,
 //! the one-transaction write path), `turns` (turns out), `episodes` (episode rows and reads),
 //! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
 //! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text

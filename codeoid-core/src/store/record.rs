@@ -169,9 +169,13 @@ impl Store {
                 let mut episode_ids = Vec::with_capacity(episodes.len());
                 latest = latest.max(at);
                 store_episodes(tx, &session, &episodes, self, &mut episode_ids, &mut latest)?;
-                let is_compaction =
-                    stored.meta.get("compaction_summary") == Some(&Value::Bool(true));
-                if first_intent.is_none() && stored.is_user_prompt() && !is_compaction {
+                // The first thing the person asked: not a harness summary, not a subagent's brief.
+                let flagged = |key: &str| stored.meta.get(key) == Some(&Value::Bool(true));
+                if first_intent.is_none()
+                    && stored.is_user_prompt()
+                    && !flagged("compaction_summary")
+                    && !flagged("sidechain")
+                {
                     first_intent = Some(truncate_chars(&stored.text(), FIRST_INTENT_MAX_CHARS));
                 }
                 outcomes.push(Recorded {

@@ -143,6 +143,22 @@ fn re_recording_the_same_turns_adds_nothing() {
 }
 
 #[test]
+fn the_first_intent_is_what_the_person_asked() {
+    let (_dir, store) = temp_store();
+    let s = session(&store, &workspace("/w"), "s", 0);
+    let mut summary = at(Turn::user_text("Summary of earlier work"), "c", 1);
+    summary
+        .meta
+        .insert("compaction_summary".into(), json!(true));
+    let mut brief = at(Turn::user_text("Subagent: scan the repo"), "b", 2);
+    brief.meta.insert("sidechain".into(), json!(true));
+    let asked = at(Turn::user_text("Add a --json flag"), "u", 3);
+    store.record_turns(&s.id, &[summary, brief, asked]).unwrap();
+    let s = store.session(&s.id).unwrap();
+    assert_eq!(s.first_intent.as_deref(), Some("Add a --json flag"));
+}
+
+#[test]
 fn turns_without_id_or_time_get_them() {
     let (_dir, store) = temp_store();
     let s = session(&store, &workspace("/w"), "s", 0);
