@@ -1,1 +1,407 @@
-//! TODO(owner): store
+//! The verbatim episode store: one SQLite file holding workspaces, sessions, the canonical turns
+//! of every session, the episodes derived from them (with an FTS5 index), a usage ledger, raw
+//! blobs for oversize outputs and a vectors table for the embedding worker.
+//!
+//! Concurrency: a [`Store`] is `Send + Sync`. Writes go through one connection behind a mutex and
+//! always start with `BEGIN IMMEDIATE`, so SQLite's busy handler (the busy timeout) applies when
+//! another process holds the write lock; reads use a small pool of connections and see a
+//! consistent snapshot (WAL). Several processes may open one file at once.
+//!
+//! Durability: WAL with `synchronous = NORMAL`. A committed write (an acknowledged
+//! [`Store::record_turn`]) survives the process being killed; a power loss may lose the last
+//! transactions but never corrupts the file. WAL checkpoints run on a thread of the store's own,
+//! never inside a commit (see `checkpoint`).
+//!
+//! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
+//! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
+//! [`workspace`] (identity), `sessions`, `record` (turns in,
+//! the one-transaction write path), `turns` (turns out), `episodes` (episode rows and reads),
+//! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
+//! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text
+//! models read). See `docs/store.md`.
+//!
+//! The store deliberately does no ranking, embedding or rotation policy: it gives those layers
+//! cheap, scoped queries.
+
+mod aggregates;
+mod blobs;
+mod checkpoint;
+mod connection;
+mod episodes;
+mod fts;
+mod record;
+mod render;
+pub mod schema;
+mod sessions;
+mod timeline;
+mod turns;
+mod usage;
+mod vectors;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+use sha2::{Digest, Sha256};
+
+use crate::canonical::episode::hex_prefix;
+use crate::canonical::{ChunkerConfig, MIN_CAP_BYTES};
+use crate::error::{Error, ErrorKind, Result};
+
+pub use aggregates::{HotFile, RecentSession, WorkspaceRecord, WorkspaceStats};
+pub use blobs::{BlobRef, RawOutput};
+pub use episodes::{EpisodeHeader, StoredEpisode, StoredPath, file_content_hash};
+pub use fts::{LexicalFilters, LexicalHit, MAX_LEXICAL_K, match_expression};
+pub use record::Recorded;
+pub use render::iso8601;
+pub use sessions::{Lineage, LineageKind, NewSession, Rotation, Session};
+pub use timeline::{MAX_TIMELINE_LIMIT, TimelinePage, TimelineQuery};
+pub use turns::StoredTurn;
+pub use usage::{UsageRow, UsageTotals};
+pub use vectors::{StoredVector, UnembeddedEpisode};
+pub use workspace::{Workspace, WorkspaceSource, relative_path, workspace_id};
+
+/// Environment variable that overrides [`default_path`].
+pub const DB_ENV: &str = "CODEOID_DB";
+
+/// Default cap on one episode's content: larger content is kept whole in a raw blob.
+pub const DEFAULT_MAX_EPISODE_BYTES: usize = 1024 * 1024;
+
+/// Read connections kept open for reuse.
+const READER_POOL: usize = 8;
+
+/// Settings of a [`Store`]. `Default` gives the documented defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    /// How long a write waits for another connection's lock before failing with
+    /// [`ErrorKind::Busy`] (default 5 s).
+    pub busy_timeout: Duration,
+    /// Episode content above this many bytes is stored as head + marker + tail, with the whole
+    /// content in a raw blob (default 1 MiB; at least [`MIN_CAP_BYTES`]).
+    pub max_episode_bytes: usize,
+    /// What the chunker puts into episodes.
+    pub chunker: ChunkerConfig,
+    /// Hash files that a tool read (when they exist under the session root) as the read is
+    /// recorded, so `recall_file` can tell whether they changed since. Meant for live sessions;
+    /// off by default because an import would hash today's file, not the one that was read.
+    pub hash_read_files: bool,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            busy_timeout: Duration::from_secs(5),
+            max_episode_bytes: DEFAULT_MAX_EPISODE_BYTES,
+            chunker: ChunkerConfig::default(),
+            hash_read_files: false,
+        }
+    }
+}
+
+/// The episode store. `Send + Sync`: share it with `Arc` across threads.
+pub struct Store {
+    /// Stopped (and joined) before the connections close: fields drop in declaration order.
+    checkpointer: Option<checkpoint::Checkpointer>,
+    path: Option<PathBuf>,
+    options: StoreOptions,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+/// The default store file: `$CODEOID_DB` when set and non-empty, else `codeoid.db` in the
+/// platform data directory (`~/.local/share/codeoid` on Linux).
+///
+/// # Errors
+/// [`ErrorKind::Io`] when neither is available (no home directory).
+pub fn default_path() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os(DB_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    directories::ProjectDirs::from("", "", "codeoid")
+        .map(|dirs| dirs.data_dir().join("codeoid.db"))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::Io,
+                "cannot find the platform data directory (is HOME set?); set CODEOID_DB to the \
+                 store file",
+            )
+        })
+}
+
+impl Store {
+    /// Opens (creating when missing) the store at `path` with default options.
+    ///
+    /// # Errors
+    /// See [`Store::open_with`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        Store::open_with(path, StoreOptions::default())
+    }
+
+    /// Opens (creating when missing, along with its directory) the store at `path`.
+    ///
+    /// # Errors
+    /// - [`ErrorKind::Io`] naming the path when the directory cannot be created or written.
+    /// - [`ErrorKind::Corrupt`] when the file is not an SQLite database or belongs to another
+    ///   application; [`ErrorKind::SchemaTooNew`] when a newer codeoid wrote it. In both cases
+    ///   the file is left untouched.
+    /// - [`ErrorKind::InvalidInput`] when `options.max_episode_bytes` is below
+    ///   [`MIN_CAP_BYTES`].
+    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        let path = path.as_ref();
+        validate_options(&options)?;
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::io("create the store directory", parent, e))?;
+        }
+        let mut conn = connection::open(path, options.busy_timeout, connection::WRITER_CACHE_KIB)?;
+        let state = schema::inspect(&conn, path)?;
+        // Only now, with the file known to be ours (or empty), may anything write to it.
+        set_wal(&conn, path, options.busy_timeout)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| connection::open_error(path, e))?;
+        // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`).
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(|e| connection::open_error(path, e))?;
+        if state
+            != (schema::FileState::Codeoid {
+                version: schema::SCHEMA_VERSION,
+            })
+        {
+            schema::migrate(&mut conn)?;
+        }
+        let checkpointer = checkpoint::Checkpointer::start(path, options.busy_timeout)?;
+        Ok(Store {
+            checkpointer: Some(checkpointer),
+            path: Some(path.to_path_buf()),
+            options,
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A private in-memory store (one connection), for unit tests and throwaway use.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidInput`] for bad options; [`ErrorKind::Database`] if SQLite fails.
+    pub fn open_in_memory_with(options: StoreOptions) -> Result<Store> {
+        validate_options(&options)?;
+        let mut conn = connection::open_in_memory(options.busy_timeout)?;
+        schema::migrate(&mut conn)?;
+        Ok(Store {
+            checkpointer: None,
+            path: None,
+            options,
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// [`Store::open_in_memory_with`] default options.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Database`] if SQLite fails.
+    pub fn open_in_memory() -> Result<Store> {
+        Store::open_in_memory_with(StoreOptions::default())
+    }
+
+    /// The store file, or `None` for an in-memory store.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> &StoreOptions {
+        &self.options
+    }
+
+    /// Runs `PRAGMA integrity_check`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Corrupt`] with SQLite's report when the check finds problems.
+    pub fn integrity_check(&self) -> Result<()> {
+        let report: Vec<String> = self.read(|conn| {
+            let mut stmt = conn
+                .prepare("PRAGMA integrity_check")
+                .map_err(|e| connection::db_error("cannot run the integrity check", e))?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                .map_err(|e| connection::db_error("cannot run the integrity check", e))?;
+            Ok(rows)
+        })?;
+        if report == ["ok"] {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::Corrupt,
+                format!(
+                    "integrity check failed: {}; restore the store from a backup",
+                    report.join("; ")
+                ),
+            ))
+        }
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer connection and commits.
+    /// `context` describes the operation for error messages.
+    fn write<T>(&self, context: &str, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| connection::db_error(context, e))?;
+        let value = f(&tx)?;
+        tx.commit().map_err(|e| connection::db_error(context, e))?;
+        drop(conn);
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.note_commit();
+        }
+        Ok(value)
+    }
+
+    /// Runs `f` on a read connection inside one read transaction (a consistent snapshot).
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let Some(path) = &self.path else {
+            let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            return in_read_tx(&conn, f);
+        };
+        let pooled = self
+            .readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => {
+                let conn = connection::open(
+                    path,
+                    self.options.busy_timeout,
+                    connection::READER_CACHE_KIB,
+                )?;
+                conn.pragma_update(None, "query_only", true)
+                    .map_err(|e| connection::open_error(path, e))?;
+                conn
+            }
+        };
+        let result = in_read_tx(&conn, f);
+        let mut pool = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
+        if pool.len() < READER_POOL {
+            pool.push(conn);
+        }
+        result
+    }
+}
+
+fn in_read_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    conn.execute_batch("BEGIN")
+        .map_err(|e| connection::db_error("cannot start a read", e))?;
+    let result = f(conn);
+    // A read transaction has nothing to commit; ending it releases the snapshot either way.
+    let end = conn.execute_batch("COMMIT");
+    match (result, end) {
+        (Ok(v), Ok(())) => Ok(v),
+        (Err(e), _) => Err(e),
+        (Ok(_), Err(e)) => Err(connection::db_error("cannot end a read", e)),
+    }
+}
+
+fn validate_options(options: &StoreOptions) -> Result<()> {
+    if options.max_episode_bytes < MIN_CAP_BYTES {
+        return Err(Error::invalid_input(format!(
+            "max_episode_bytes {} is too small; use at least {MIN_CAP_BYTES}",
+            options.max_episode_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// Switches the file to WAL, retrying while another process holds the lock that needs.
+fn set_wal(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        let result =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
+        match result {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(Error::new(
+                    ErrorKind::Io,
+                    format!(
+                        "cannot switch store {} to WAL mode (journal mode stayed {mode:?}); keep \
+                         the store on a local filesystem",
+                        path.display()
+                    ),
+                ));
+            }
+            Err(e)
+                if matches!(
+                    connection::sqlite_code(&e),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) && started.elapsed() < busy_timeout =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(connection::open_error(path, e)),
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch: how the store keeps time.
+pub(crate) fn to_millis(at: DateTime<Utc>) -> i64 {
+    at.timestamp_millis()
+}
+
+/// The inverse of [`to_millis`]; out-of-range values clamp to the epoch rather than fail.
+pub(crate) fn from_millis(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or(DateTime::<Utc>::UNIX_EPOCH)
+}
+
+/// A fresh, unpredictable-enough id: `prefix` + 16 hex digits. Used for ids nobody supplied
+/// (sessions, turns, raw outputs); uniqueness, not secrecy, is the point.
+pub(crate) fn fresh_id(prefix: &str, salt: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut hasher = Sha256::new();
+    hasher.update(nanos.to_le_bytes());
+    hasher.update(std::process::id().to_le_bytes());
+    hasher.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    hasher.update(salt.as_bytes());
+    format!("{prefix}{}", hex_prefix(&hasher.finalize(), 8))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Store>();
+    }
+
+    #[test]
+    fn small_caps_are_refused() {
+        let options = StoreOptions {
+            max_episode_bytes: 10,
+            ..StoreOptions::default()
+        };
+        let err = Store::open_in_memory_with(options).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(err.message().contains("max_episode_bytes 10"));
+    }
+
+    #[test]
+    fn fresh_ids_differ_and_millis_round_trip() {
+        assert_ne!(fresh_id("ses_", "a"), fresh_id("ses_", "a"));
+        let now = from_millis(to_millis(Utc::now()));
+        assert_eq!(from_millis(to_millis(now)), now);
+    }
+}

@@ -7,3 +7,4 @@ mod index;
 mod rotate;
 mod translate;
 mod compress;
+mod store;

@@ -1,0 +1,265 @@
+//! Cheap aggregate reads over a workspace: counts, hot files, recent sessions, the latest episode
+//! that touched a path, and paths of many episodes at once. These feed the workspace index,
+//! `recall_file` and path overlap in ranking.
+//!
+//! Invariants: every query is scoped to one workspace and answered from an index
+//! (`episode_paths_by_path`, `sessions_by_workspace`, `episodes_timeline`), never by scanning
+//! content. Paths are compared in their workspace-relative form.
+//!
+//! It deliberately does not format anything for models (the index builder does).
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{OptionalExtension, params, params_from_iter};
+
+use super::connection::db_error;
+use super::episodes::{self, StoredEpisode, StoredPath, path_from_row};
+use super::sessions::{self, Session};
+use super::{Store, from_millis};
+use crate::canonical::PathAccess;
+use crate::error::Result;
+
+/// Counts for a workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkspaceStats {
+    /// Episodes stored.
+    pub episodes: u64,
+    /// Sessions created.
+    pub sessions: u64,
+    /// Time of the newest episode, if any.
+    pub last_activity: Option<DateTime<Utc>>,
+}
+
+/// A file and how often episodes touched it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HotFile {
+    /// Workspace-relative path.
+    pub path: String,
+    /// Episodes that read, wrote or otherwise named it (searches excluded).
+    pub touches: u64,
+    /// When it was last touched.
+    pub last_at: DateTime<Utc>,
+}
+
+/// A session with its episode count, for "recent sessions".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentSession {
+    /// The session (its `first_intent` and `last_activity_at` are what the index shows).
+    pub session: Session,
+    /// Episodes it produced.
+    pub episodes: u64,
+}
+
+/// A workspace as registered in the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceRecord {
+    /// `ws_` + 16 hex digits.
+    pub id: String,
+    /// Tenant.
+    pub tenant: String,
+    /// Git common dir or directory.
+    pub key: String,
+    /// The first checkout root seen.
+    pub root: String,
+    /// When it was registered.
+    pub created_at: DateTime<Utc>,
+}
+
+fn limit(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Every workspace in the store, oldest first.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn workspaces(&self) -> Result<Vec<WorkspaceRecord>> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT id, tenant, key, root, created_at FROM workspaces ORDER BY created_at, id",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map([], |r| {
+                    Ok(WorkspaceRecord {
+                        id: r.get(0)?,
+                        tenant: r.get(1)?,
+                        key: r.get(2)?,
+                        root: r.get(3)?,
+                        created_at: from_millis(r.get(4)?),
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| db_error("cannot list workspaces", e))
+        })
+    }
+
+    /// Episode and session counts and the latest activity of `workspace_id`.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn workspace_stats(&self, workspace_id: &str) -> Result<WorkspaceStats> {
+        self.read(|conn| {
+            let context = format!("cannot count workspace {workspace_id}");
+            let (episodes, last): (i64, Option<i64>) = conn
+                .prepare_cached(
+                    "SELECT count(*), max(created_at) FROM episodes WHERE workspace_id = ?1",
+                )
+                .and_then(|mut stmt| stmt.query_row([workspace_id], |r| Ok((r.get(0)?, r.get(1)?))))
+                .map_err(|e| db_error(&context, e))?;
+            let sessions: i64 = conn
+                .prepare_cached("SELECT count(*) FROM sessions WHERE workspace_id = ?1")
+                .and_then(|mut stmt| stmt.query_row([workspace_id], |r| r.get(0)))
+                .map_err(|e| db_error(&context, e))?;
+            Ok(WorkspaceStats {
+                episodes: episodes as u64,
+                sessions: sessions as u64,
+                last_activity: last.map(from_millis),
+            })
+        })
+    }
+
+    /// The `n` most touched files of `workspace_id`, most touches first (ties: most recent).
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn hot_files(&self, workspace_id: &str, n: usize) -> Result<Vec<HotFile>> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT relative, count(DISTINCT episode_pk) AS touches, max(created_at) AS last
+                 FROM episode_paths
+                 WHERE workspace_id = ?1 AND access <> 'search'
+                 GROUP BY relative ORDER BY touches DESC, last DESC, relative LIMIT ?2",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map(params![workspace_id, limit(n)], |r| {
+                    Ok(HotFile {
+                        path: r.get(0)?,
+                        touches: r.get::<_, i64>(1)? as u64,
+                        last_at: from_millis(r.get(2)?),
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| db_error(&format!("cannot rank files of {workspace_id}"), e))
+        })
+    }
+
+    /// The `n` sessions of `workspace_id` with the latest activity, latest first.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn recent_sessions(&self, workspace_id: &str, n: usize) -> Result<Vec<RecentSession>> {
+        self.read(|conn| {
+            let sql = format!(
+                "SELECT {}, (SELECT count(*) FROM episodes e WHERE e.session_id = s.id)
+                 FROM sessions s WHERE s.workspace_id = ?1
+                 ORDER BY s.last_activity_at DESC, s.pk DESC LIMIT ?2",
+                sessions::COLUMNS
+                    .split(", ")
+                    .map(|c| format!("s.{}", c.trim()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let rows = conn
+                .prepare_cached(&sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![workspace_id, limit(n)], |r| {
+                        Ok((sessions::from_row(r)?, r.get::<_, i64>(18)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| db_error(&format!("cannot list sessions of {workspace_id}"), e))?;
+            rows.into_iter()
+                .map(|(session, episodes)| {
+                    Ok(RecentSession {
+                        session: session?,
+                        episodes: episodes as u64,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// The most recent episode of `workspace_id` that touched `relative` (a workspace-relative
+    /// path, see [`super::relative_path`]) with `access` (any access when `None`), and the
+    /// matching path row (its `content_hash` tells `recall_file` what the file was then).
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn latest_episode_for_path(
+        &self,
+        workspace_id: &str,
+        relative: &str,
+        access: Option<PathAccess>,
+    ) -> Result<Option<(StoredEpisode, StoredPath)>> {
+        self.read(|conn| {
+            let context = format!("cannot find episodes of {relative:?}");
+            let found: Option<(String, StoredPath)> = conn
+                .prepare_cached(
+                    "SELECT p.given, p.relative, p.access, p.content_hash, e.id
+                     FROM episode_paths p JOIN episodes e ON e.pk = p.episode_pk
+                     WHERE p.workspace_id = ?1 AND p.relative = ?2
+                       AND (?3 IS NULL OR p.access = ?3)
+                     ORDER BY p.created_at DESC, p.episode_pk DESC LIMIT 1",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row(
+                        params![workspace_id, relative, access.map(PathAccess::as_str)],
+                        |r| Ok((r.get(4)?, path_from_row(r)?)),
+                    )
+                    .optional()
+                })
+                .map_err(|e| db_error(&context, e))?;
+            match found {
+                Some((id, path)) => Ok(Some((episodes::fetch(conn, workspace_id, &id)?, path))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// The paths of each of `ids` that belongs to `workspace_id` (ids of other workspaces are
+    /// left out), for path overlap in ranking.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn episode_paths(
+        &self,
+        workspace_id: &str,
+        ids: &[&str],
+    ) -> Result<HashMap<String, Vec<StoredPath>>> {
+        let mut out: HashMap<String, Vec<StoredPath>> = HashMap::new();
+        if ids.is_empty() {
+            return Ok(out);
+        }
+        self.read(|conn| {
+            // SQLite allows 32766 parameters; batches keep far below it.
+            for chunk in ids.chunks(500) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let sql = format!(
+                    "SELECT p.given, p.relative, p.access, p.content_hash, e.id
+                     FROM episodes e JOIN episode_paths p ON p.episode_pk = e.pk
+                     WHERE e.workspace_id = ? AND e.id IN ({marks})
+                     ORDER BY e.pk, p.ord"
+                );
+                let values = std::iter::once(workspace_id).chain(chunk.iter().copied());
+                let rows = conn
+                    .prepare(&sql)
+                    .and_then(|mut stmt| {
+                        stmt.query_map(params_from_iter(values), |r| {
+                            Ok((r.get::<_, String>(4)?, path_from_row(r)?))
+                        })?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                    })
+                    .map_err(|e| db_error("cannot read episode paths", e))?;
+                for (id, path) in rows {
+                    out.entry(id).or_default().push(path);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,332 @@
+//! Episode rows: persisting a chunker [`Episode`] (cap, paths, FTS row, blobs) and reading
+//! episodes back, always scoped to a workspace.
+//!
+//! Invariants:
+//! - An episode, its path rows, its FTS row and its blob links are written in the caller's
+//!   transaction together; an id that already exists is skipped whole (`INSERT OR IGNORE`), so
+//!   re-recording the same turns never duplicates anything.
+//! - Content above the cap is stored as the excerpt of [`cap_content`]; the whole content goes to
+//!   a raw blob linked with role `content`. Nothing is dropped.
+//! - Every read takes the caller's workspace id: an episode of another workspace is
+//!   [`crate::ErrorKind::NotFound`], exactly like a missing one.
+//!
+//! Ordering and paging live in `timeline`; text for models lives in `render`.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use rusqlite::types::Type;
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use sha2::{Digest, Sha256};
+
+use super::blobs::{self, BlobRef};
+use super::connection::db_error;
+use super::sessions::Session;
+use super::workspace::relative_path;
+use super::{Store, StoreOptions, from_millis, fts, to_millis};
+use crate::canonical::{
+    Episode, EpisodeKind, EpisodeStatus, PathAccess, cap_content, token_estimate,
+};
+use crate::error::{Error, Result};
+
+/// Files larger than this are not hashed on read: hashing happens while the write lock is held,
+/// and the hash only saves `recall_file` a re-read.
+const MAX_HASHED_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Everything about an episode except its content, paths and blobs: what lists and hits carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpisodeHeader {
+    /// Episode id (`ep_` + 16 hex digits).
+    pub id: String,
+    /// Workspace it belongs to.
+    pub workspace_id: String,
+    /// Session it belongs to.
+    pub session_id: String,
+    /// Sequence number of the turn that completed it (for a raw output: of the turn recorded
+    /// next, the one whose tool result carries the output).
+    pub turn_seq: u64,
+    /// What produced it.
+    pub kind: EpisodeKind,
+    /// Tool name, for tool calls.
+    pub tool_name: Option<String>,
+    /// Canonical tool call id, for tool calls.
+    pub call_id: Option<String>,
+    /// How it ended.
+    pub status: EpisodeStatus,
+    /// One-line summary.
+    pub summary: String,
+    /// When it became complete.
+    pub created_at: DateTime<Utc>,
+    /// Tokens of the stored content (chars / 4).
+    pub token_estimate: u64,
+}
+
+/// A file path of an episode, as given and relative to the session's root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPath {
+    /// As it appeared in the tool input.
+    pub given: String,
+    /// Normalized and relative to the session root (absolute when outside it).
+    pub relative: String,
+    /// What the tool did with it.
+    pub access: PathAccess,
+    /// `sha256:<hex>` of the file when the read was recorded (see
+    /// [`StoreOptions::hash_read_files`]).
+    pub content_hash: Option<String>,
+}
+
+/// A whole stored episode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEpisode {
+    /// Id, kind, summary, time...
+    pub header: EpisodeHeader,
+    /// The stored content, byte for byte (an excerpt with a marker when the episode was capped).
+    pub content: String,
+    /// File paths, in tool-input order.
+    pub paths: Vec<StoredPath>,
+    /// Raw blobs: `content` (the whole of a capped episode), `stdout`, `stderr` (raw outputs).
+    pub blobs: Vec<BlobRef>,
+}
+
+pub(crate) const HEADER_COLUMNS: &str = "e.id, e.workspace_id, e.session_id, e.turn_seq, e.kind, \
+     e.tool_name, e.call_id, e.status, e.summary, e.created_at, e.token_estimate";
+
+pub(crate) fn header_from_row(row: &Row<'_>) -> rusqlite::Result<EpisodeHeader> {
+    let invalid = |index: usize, e: Error| {
+        rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(e))
+    };
+    Ok(EpisodeHeader {
+        id: row.get(0)?,
+        workspace_id: row.get(1)?,
+        session_id: row.get(2)?,
+        turn_seq: row.get::<_, i64>(3)? as u64,
+        kind: EpisodeKind::parse(&row.get::<_, String>(4)?).map_err(|e| invalid(4, e))?,
+        tool_name: row.get(5)?,
+        call_id: row.get(6)?,
+        status: EpisodeStatus::parse(&row.get::<_, String>(7)?).map_err(|e| invalid(7, e))?,
+        summary: row.get(8)?,
+        created_at: from_millis(row.get(9)?),
+        token_estimate: row.get::<_, i64>(10)? as u64,
+    })
+}
+
+/// `sha256:<hex>` of the file at `path`, or `None` when it is missing, not a regular file or too
+/// large to hash.
+///
+/// # Errors
+/// [`crate::ErrorKind::Io`] when the file exists but cannot be read.
+pub fn file_content_hash(path: &Path) -> Result<Option<String>> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() && meta.len() <= MAX_HASHED_FILE_BYTES => {}
+        _ => return Ok(None),
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    let digest = Sha256::digest(&bytes);
+    Ok(Some(format!(
+        "sha256:{}",
+        crate::canonical::episode::hex_prefix(&digest, 32)
+    )))
+}
+
+/// Persists `episode` of `session` inside `tx`; `extra_blobs` are `(role, blob id)` links to
+/// blobs already stored. Returns the id, or `None` when an episode with that id already exists.
+pub(crate) fn insert(
+    tx: &Transaction<'_>,
+    session: &Session,
+    episode: &Episode,
+    options: &StoreOptions,
+    extra_blobs: &[(&str, &str)],
+) -> Result<Option<String>> {
+    let context = || {
+        format!(
+            "cannot store episode {} of session {:?}",
+            episode.id, session.id
+        )
+    };
+    let capped = cap_content(&episode.content, options.max_episode_bytes);
+    let content = capped
+        .as_ref()
+        .map_or(episode.content.as_str(), |c| &c.excerpt);
+    let created = to_millis(episode.created_at);
+    let inserted = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO episodes (id, workspace_id, session_id, turn_seq, kind,
+                 tool_name, call_id, status, summary, created_at, token_estimate)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                episode.id,
+                session.workspace_id,
+                session.id,
+                episode.turn_seq as i64,
+                episode.kind.as_str(),
+                episode.tool_name,
+                episode.call_id,
+                episode.status.as_str(),
+                episode.summary,
+                created,
+                token_estimate(content) as i64,
+            ])
+        })
+        .map_err(|e| db_error(&context(), e))?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    let pk = tx.last_insert_rowid();
+    tx.prepare_cached("INSERT INTO episode_contents (episode_pk, content) VALUES (?1, ?2)")
+        .and_then(|mut stmt| stmt.execute(params![pk, content]))
+        .map_err(|e| db_error(&context(), e))?;
+    insert_paths(tx, session, episode, options, pk, created)
+        .map_err(|e| db_error(&context(), e))?;
+    fts::index(
+        tx,
+        pk,
+        &episode.summary,
+        content,
+        episode.tool_name.as_deref(),
+    )
+    .map_err(|e| db_error(&context(), e))?;
+    if let Some(capped) = &capped {
+        blobs::put(tx, &capped.blob_id, episode.content.as_bytes())?;
+        blobs::link(tx, pk, "content", &capped.blob_id)?;
+    }
+    for (role, blob_id) in extra_blobs {
+        blobs::link(tx, pk, role, blob_id)?;
+    }
+    Ok(Some(episode.id.clone()))
+}
+
+fn insert_paths(
+    tx: &Transaction<'_>,
+    session: &Session,
+    episode: &Episode,
+    options: &StoreOptions,
+    pk: i64,
+    created: i64,
+) -> rusqlite::Result<()> {
+    if episode.paths.is_empty() {
+        return Ok(());
+    }
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO episode_paths (episode_pk, ord, workspace_id, given, relative, access,
+             content_hash, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for (ord, path) in episode.paths.iter().enumerate() {
+        let relative = relative_path(&session.root, &path.path);
+        let hash = if options.hash_read_files && path.access == PathAccess::Read {
+            let on_disk = if Path::new(&relative).is_absolute() {
+                PathBuf::from(&relative)
+            } else {
+                session.root.join(&relative)
+            };
+            // A file that vanished or cannot be read just has no hash: the read is still memory.
+            file_content_hash(&on_disk).ok().flatten()
+        } else {
+            None
+        };
+        stmt.execute(params![
+            pk,
+            ord as i64,
+            session.workspace_id,
+            path.path,
+            relative,
+            path.access.as_str(),
+            hash,
+            created
+        ])?;
+    }
+    Ok(())
+}
+
+/// The episode `id` of `workspace_id`, whole.
+pub(crate) fn fetch(conn: &Connection, workspace_id: &str, id: &str) -> Result<StoredEpisode> {
+    let context = || format!("cannot read episode {id:?}");
+    let sql = format!(
+        "SELECT {HEADER_COLUMNS}, c.content, e.pk FROM episodes e
+         JOIN episode_contents c ON c.episode_pk = e.pk
+         WHERE e.id = ?1 AND e.workspace_id = ?2"
+    );
+    let found = conn
+        .prepare_cached(&sql)
+        .and_then(|mut stmt| {
+            stmt.query_row(params![id, workspace_id], |row| {
+                Ok((
+                    header_from_row(row)?,
+                    row.get::<_, String>(11)?,
+                    row.get::<_, i64>(12)?,
+                ))
+            })
+            .optional()
+        })
+        .map_err(|e| db_error(&context(), e))?;
+    let Some((header, content, pk)) = found else {
+        return Err(not_found(workspace_id, id));
+    };
+    let paths = paths_of(conn, pk).map_err(|e| db_error(&context(), e))?;
+    let blobs = blobs::refs_of(conn, pk)?;
+    Ok(StoredEpisode {
+        header,
+        content,
+        paths,
+        blobs,
+    })
+}
+
+pub(crate) fn not_found(workspace_id: &str, id: &str) -> Error {
+    Error::not_found(format!(
+        "episode {id:?} not found in workspace {workspace_id}; use an episode_id from recall or \
+         timeline output"
+    ))
+}
+
+pub(crate) fn paths_of(conn: &Connection, pk: i64) -> rusqlite::Result<Vec<StoredPath>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT given, relative, access, content_hash FROM episode_paths
+         WHERE episode_pk = ?1 ORDER BY ord",
+    )?;
+    let rows = stmt.query_map([pk], path_from_row)?;
+    rows.collect()
+}
+
+pub(crate) fn path_from_row(row: &Row<'_>) -> rusqlite::Result<StoredPath> {
+    let access: String = row.get(2)?;
+    Ok(StoredPath {
+        given: row.get(0)?,
+        relative: row.get(1)?,
+        access: PathAccess::parse(&access)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(2, Type::Text, Box::new(e)))?,
+        content_hash: row.get(3)?,
+    })
+}
+
+impl Store {
+    /// The episode `id`, if it belongs to `workspace_id`: header, exact stored content, paths
+    /// and blob references.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when it does not exist or belongs to another workspace.
+    pub fn episode(&self, workspace_id: &str, id: &str) -> Result<StoredEpisode> {
+        self.read(|conn| fetch(conn, workspace_id, id))
+    }
+
+    /// The episodes of session `session_id` in the order they were stored.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when there is no such session.
+    pub fn session_episodes(&self, session_id: &str) -> Result<Vec<EpisodeHeader>> {
+        self.read(|conn| {
+            super::sessions::require(conn, session_id)?;
+            let sql = format!(
+                "SELECT {HEADER_COLUMNS} FROM episodes e WHERE e.session_id = ?1 ORDER BY e.pk"
+            );
+            conn.prepare_cached(&sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map([session_id], header_from_row)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| db_error(&format!("cannot list episodes of {session_id:?}"), e))
+        })
+    }
+}

@@ -1,0 +1,247 @@
+//! The write path: recording canonical turns, and closing a session.
+//!
+//! Invariants:
+//! - One call, one `BEGIN IMMEDIATE` transaction: the turns, their usage ledger rows, the
+//!   episodes the chunker derives from them and the chunker's new state are committed together
+//!   or not at all. An acknowledged call survives a crash of the process.
+//! - Every turn is validated before anything is written; a batch with one bad turn stores
+//!   nothing.
+//! - A turn whose id the session already has is a no-op reported as a duplicate (re-imports are
+//!   idempotent). A turn without an id or timestamp gets one, and is stored with it.
+//! - The chunker state is read and written inside the transaction, so two processes appending to
+//!   one session serialize correctly.
+//!
+//! It deliberately does no embedding: nothing slow runs while the write lock is held.
+
+use chrono::{DateTime, Utc};
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde_json::Value;
+
+use super::connection::db_error;
+use super::sessions::{self, Session};
+use super::{Store, episodes, fresh_id, to_millis, usage};
+use crate::canonical::{Chunker, Episode, Turn, TurnPosition, truncate_chars};
+use crate::error::{Error, Result};
+
+/// Longest first intent kept on a session (the rest is in the turns and episodes).
+const FIRST_INTENT_MAX_CHARS: usize = 2000;
+
+/// What happened to one recorded turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The turn's id (the one given, or the one the store minted).
+    pub turn_id: String,
+    /// Its sequence number in the session (for a duplicate: the earlier turn's).
+    pub seq: u64,
+    /// `true` when the session already had a turn with this id and nothing was written.
+    pub duplicate: bool,
+    /// Episodes this turn completed, in order (possibly from earlier turns' pending calls).
+    pub episode_ids: Vec<String>,
+}
+
+fn load_chunker(tx: &Transaction<'_>, session_id: &str) -> Result<Chunker> {
+    let state: String = tx
+        .prepare_cached("SELECT chunker_state FROM sessions WHERE id = ?1")
+        .and_then(|mut stmt| stmt.query_row([session_id], |r| r.get(0)))
+        .map_err(|e| {
+            db_error(
+                &format!("cannot read the state of session {session_id:?}"),
+                e,
+            )
+        })?;
+    Chunker::from_state_json(&state)
+}
+
+/// Persists `episodes` of `session`; returns the ids actually inserted, and the latest time.
+fn store_episodes(
+    tx: &Transaction<'_>,
+    session: &Session,
+    episodes: &[Episode],
+    store: &Store,
+    ids: &mut Vec<String>,
+    latest: &mut DateTime<Utc>,
+) -> Result<()> {
+    for episode in episodes {
+        if let Some(id) = episodes::insert(tx, session, episode, store.options(), &[])? {
+            ids.push(id);
+        }
+        *latest = (*latest).max(episode.created_at);
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Records one canonical turn of session `session_id` with its usage and the episodes it
+    /// completes, in one transaction. See [`Store::record_turns`].
+    ///
+    /// # Errors
+    /// As [`Store::record_turns`].
+    pub fn record_turn(&self, session_id: &str, turn: &Turn) -> Result<Recorded> {
+        self.record_turns(session_id, std::slice::from_ref(turn))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::internal("recording one turn produced no outcome"))
+    }
+
+    /// Records `turns` of session `session_id`, in order, in one transaction: the fast path for
+    /// importers. Returns one [`Recorded`] per turn.
+    ///
+    /// # Errors
+    /// - [`crate::ErrorKind::InvalidInput`] naming the turn (by index in the batch) that fails
+    ///   [`Turn::validate`]; nothing is stored.
+    /// - [`crate::ErrorKind::NotFound`] when there is no such session.
+    /// - [`crate::ErrorKind::Busy`] when another process kept the store locked past the busy
+    ///   timeout.
+    pub fn record_turns(&self, session_id: &str, turns: &[Turn]) -> Result<Vec<Recorded>> {
+        for (index, turn) in turns.iter().enumerate() {
+            turn.validate().map_err(|e| {
+                if turns.len() == 1 {
+                    e
+                } else {
+                    Error::new(
+                        e.kind(),
+                        format!("turn {index} of the batch: {}", e.message()),
+                    )
+                }
+            })?;
+        }
+        let context = format!("cannot record turns of session {session_id:?}");
+        self.write(&context, |tx| {
+            let session = sessions::require(tx, session_id)?;
+            let mut chunker = load_chunker(tx, session_id)?;
+            let mut seq = session.turn_count;
+            let mut latest = session.last_activity_at;
+            let mut first_intent = session.first_intent.clone();
+            let mut outcomes = Vec::with_capacity(turns.len());
+            for turn in turns {
+                let turn_id = turn
+                    .id
+                    .clone()
+                    .unwrap_or_else(|| fresh_id("turn_", session_id));
+                let existing: Option<i64> = tx
+                    .prepare_cached("SELECT seq FROM turns WHERE session_id = ?1 AND turn_id = ?2")
+                    .and_then(|mut stmt| {
+                        stmt.query_row(params![session_id, turn_id], |r| r.get(0))
+                            .optional()
+                    })
+                    .map_err(|e| db_error(&context, e))?;
+                if let Some(earlier) = existing {
+                    outcomes.push(Recorded {
+                        turn_id,
+                        seq: earlier as u64,
+                        duplicate: true,
+                        episode_ids: Vec::new(),
+                    });
+                    continue;
+                }
+                let at = turn.timestamp.unwrap_or_else(Utc::now);
+                let mut stored = turn.clone();
+                stored.id = Some(turn_id.clone());
+                stored.timestamp = Some(at);
+                let json = serde_json::to_string(&stored).map_err(|e| {
+                    Error::internal(format!("cannot serialize turn {turn_id:?}")).with_source(e)
+                })?;
+                tx.prepare_cached(
+                    "INSERT INTO turns (session_id, seq, turn_id, role, created_at, json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .and_then(|mut stmt| {
+                    stmt.execute(params![
+                        session_id,
+                        seq as i64,
+                        turn_id,
+                        stored.role.as_str(),
+                        to_millis(at),
+                        json
+                    ])
+                })
+                .map_err(|e| db_error(&context, e))?;
+                if let Some(turn_usage) = &stored.usage {
+                    usage::insert(tx, session_id, seq, turn_usage, at)?;
+                }
+                let position = TurnPosition {
+                    session_id,
+                    turn_id: &turn_id,
+                    seq,
+                    at,
+                };
+                let episodes = chunker.push(&stored, &position, &self.options().chunker);
+                let mut episode_ids = Vec::with_capacity(episodes.len());
+                latest = latest.max(at);
+                store_episodes(tx, &session, &episodes, self, &mut episode_ids, &mut latest)?;
+                // The first thing the person asked: not a harness summary, not a subagent's brief.
+                let flagged = |key: &str| stored.meta.get(key) == Some(&Value::Bool(true));
+                if first_intent.is_none()
+                    && stored.is_user_prompt()
+                    && !flagged("compaction_summary")
+                    && !flagged("sidechain")
+                {
+                    first_intent = Some(truncate_chars(&stored.text(), FIRST_INTENT_MAX_CHARS));
+                }
+                outcomes.push(Recorded {
+                    turn_id,
+                    seq,
+                    duplicate: false,
+                    episode_ids,
+                });
+                seq += 1;
+            }
+            if seq != session.turn_count {
+                tx.prepare_cached(
+                    "UPDATE sessions SET turn_count = ?2, chunker_state = ?3,
+                         last_activity_at = ?4, first_intent = ?5
+                     WHERE id = ?1",
+                )
+                .and_then(|mut stmt| {
+                    stmt.execute(params![
+                        session_id,
+                        seq as i64,
+                        chunker.to_state_json(),
+                        to_millis(latest),
+                        first_intent
+                    ])
+                })
+                .map_err(|e| db_error(&context, e))?;
+            }
+            Ok(outcomes)
+        })
+    }
+
+    /// Closes session `session_id`: tool calls still waiting for a result become `cancelled`
+    /// episodes and buffered assistant text (a final answer) is stored, so the last call and the
+    /// last answer of a session are never lost. Recording more turns afterwards is allowed (a
+    /// resumed session). Returns the ids of the episodes this wrote.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when there is no such session.
+    pub fn finish_session(&self, session_id: &str) -> Result<Vec<String>> {
+        let context = format!("cannot finish session {session_id:?}");
+        self.write(&context, |tx| {
+            let session = sessions::require(tx, session_id)?;
+            let mut chunker = load_chunker(tx, session_id)?;
+            let now = Utc::now();
+            let position = TurnPosition {
+                session_id,
+                turn_id: "",
+                seq: session.turn_count.saturating_sub(1),
+                at: session.last_activity_at.max(now),
+            };
+            let episodes = chunker.finish(&position);
+            let mut ids = Vec::with_capacity(episodes.len());
+            let mut latest = session.last_activity_at;
+            store_episodes(tx, &session, &episodes, self, &mut ids, &mut latest)?;
+            tx.execute(
+                "UPDATE sessions SET chunker_state = ?2, finished_at = ?3, last_activity_at = ?4
+                 WHERE id = ?1",
+                params![
+                    session_id,
+                    chunker.to_state_json(),
+                    to_millis(now),
+                    to_millis(latest)
+                ],
+            )
+            .map_err(|e| db_error(&context, e))?;
+            Ok(ids)
+        })
+    }
+}

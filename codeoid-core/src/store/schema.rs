@@ -1,0 +1,286 @@
+//! The store's schema, its migrations (`PRAGMA user_version`) and the check that a file is a
+//! codeoid store before anything writes to it.
+//!
+//! Invariants:
+//! - A codeoid store carries `PRAGMA application_id = APPLICATION_ID`. A file with another
+//!   application id or with tables but no id is another application's database: it is reported
+//!   as [`ErrorKind::Corrupt`] and never modified. A file whose `user_version` is above
+//!   [`SCHEMA_VERSION`] is reported as [`ErrorKind::SchemaTooNew`] and never modified.
+//! - Migrations run in one `BEGIN IMMEDIATE` transaction that re-reads the version, so two
+//!   processes opening a new file at once migrate it exactly once.
+//! - Version 1 already has every table later features need (vectors, rotation fields, file
+//!   hashes), so those features land without a migration.
+//!
+//! See `docs/store.md` for the tables and what each column means. This module deliberately holds
+//! only DDL and version logic; the queries live with their concepts.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::connection::{db_error, open_error};
+use crate::error::{Error, ErrorKind, Result};
+
+/// `PRAGMA application_id` of a codeoid store: the ASCII bytes `cdod`.
+pub(crate) const APPLICATION_ID: i32 = 0x6364_6f64;
+
+/// The schema version this library writes and understands.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Migration `i` takes a store from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 1] = [V1];
+
+const V1: &str = r"
+CREATE TABLE workspaces (
+    id          TEXT PRIMARY KEY,
+    tenant      TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    root        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE sessions (
+    pk                  INTEGER PRIMARY KEY,
+    id                  TEXT NOT NULL UNIQUE,
+    workspace_id        TEXT NOT NULL REFERENCES workspaces(id),
+    name                TEXT,
+    provider            TEXT,
+    model               TEXT,
+    root                TEXT NOT NULL,
+    created_at          INTEGER NOT NULL,
+    parent_session_id   TEXT,
+    parent_name         TEXT,
+    at_turn             INTEGER,
+    lineage_kind        TEXT,
+    rotation_count      INTEGER NOT NULL DEFAULT 0,
+    last_rotation_at    INTEGER,
+    backing_context_id  TEXT,
+    finished_at         INTEGER,
+    last_activity_at    INTEGER NOT NULL,
+    turn_count          INTEGER NOT NULL DEFAULT 0,
+    -- Long text last: SQLite reads a row's columns in order.
+    first_intent        TEXT,
+    chunker_state       TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+CREATE INDEX sessions_by_workspace ON sessions(workspace_id, created_at);
+
+CREATE TABLE turns (
+    pk          INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions(id),
+    seq         INTEGER NOT NULL,
+    turn_id     TEXT NOT NULL,
+    role        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    json        TEXT NOT NULL,
+    UNIQUE (session_id, seq),
+    UNIQUE (session_id, turn_id)
+) STRICT;
+
+CREATE TABLE usage_calls (
+    session_id             TEXT NOT NULL REFERENCES sessions(id),
+    turn_seq               INTEGER NOT NULL,
+    call_index             INTEGER NOT NULL,
+    is_primary             INTEGER NOT NULL,
+    input_tokens           INTEGER NOT NULL,
+    output_tokens          INTEGER NOT NULL,
+    cache_read_tokens      INTEGER NOT NULL,
+    cache_creation_tokens  INTEGER NOT NULL,
+    model                  TEXT,
+    request_id             TEXT,
+    created_at             INTEGER NOT NULL,
+    PRIMARY KEY (session_id, turn_seq, call_index)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE episodes (
+    pk              INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    workspace_id    TEXT NOT NULL REFERENCES workspaces(id),
+    session_id      TEXT NOT NULL REFERENCES sessions(id),
+    turn_seq        INTEGER NOT NULL,
+    kind            TEXT NOT NULL,
+    tool_name       TEXT,
+    call_id         TEXT,
+    status          TEXT NOT NULL,
+    summary         TEXT NOT NULL,
+    created_at      INTEGER NOT NULL,
+    token_estimate  INTEGER NOT NULL
+) STRICT;
+
+-- Content apart from the rows that lists, filters and joins read: a search touches the row of
+-- every match, and kilobytes of content would leave one row per page.
+CREATE TABLE episode_contents (
+    episode_pk  INTEGER PRIMARY KEY REFERENCES episodes(pk),
+    content     TEXT NOT NULL
+) STRICT;
+CREATE INDEX episodes_timeline ON episodes(workspace_id, created_at);
+CREATE INDEX episodes_by_session ON episodes(session_id, created_at);
+
+CREATE TABLE episode_paths (
+    episode_pk    INTEGER NOT NULL REFERENCES episodes(pk),
+    ord           INTEGER NOT NULL,
+    workspace_id  TEXT NOT NULL,
+    given         TEXT NOT NULL,
+    relative      TEXT NOT NULL,
+    access        TEXT NOT NULL,
+    content_hash  TEXT,
+    created_at    INTEGER NOT NULL,
+    PRIMARY KEY (episode_pk, ord)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX episode_paths_by_path ON episode_paths(workspace_id, relative, created_at);
+
+CREATE TABLE raw_blobs (
+    id          TEXT PRIMARY KEY,
+    len         INTEGER NOT NULL,
+    bytes       BLOB NOT NULL,
+    created_at  INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE episode_blobs (
+    episode_pk  INTEGER NOT NULL REFERENCES episodes(pk),
+    role        TEXT NOT NULL,
+    blob_id     TEXT NOT NULL REFERENCES raw_blobs(id),
+    PRIMARY KEY (episode_pk, role)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX episode_blobs_by_blob ON episode_blobs(blob_id);
+
+CREATE TABLE vectors (
+    model       TEXT NOT NULL,
+    episode_pk  INTEGER NOT NULL REFERENCES episodes(pk),
+    window_index INTEGER NOT NULL,
+    dim         INTEGER NOT NULL,
+    data        BLOB NOT NULL,
+    PRIMARY KEY (model, episode_pk, window_index)
+) STRICT, WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE episodes_fts USING fts5(
+    summary, content, tool_name,
+    content = '', contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+-- Document frequencies, so lexical search can skip terms that most episodes contain.
+CREATE VIRTUAL TABLE episodes_vocab USING fts5vocab(episodes_fts, 'row');
+-- Bigger in-memory batches and less eager merging: fewer, cheaper merges on the write path.
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('hashsize', 8388608);
+INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('automerge', 8);
+";
+
+/// What [`inspect`] found in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileState {
+    /// An empty database (new file): safe to initialize.
+    Fresh,
+    /// A codeoid store at this version (possibly older, to be migrated).
+    Codeoid { version: i64 },
+}
+
+/// Reads the file's identity without writing to it.
+///
+/// # Errors
+/// [`ErrorKind::Corrupt`] for a non-SQLite file or another application's database,
+/// [`ErrorKind::SchemaTooNew`] for a store from a newer codeoid.
+pub(crate) fn inspect(conn: &Connection, path: &Path) -> Result<FileState> {
+    let read = |sql: &str| -> Result<i64> {
+        conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+            .map_err(|e| open_error(path, e))
+    };
+    let application_id = read("PRAGMA application_id")?;
+    let version = read("PRAGMA user_version")?;
+    let objects = read("SELECT count(*) FROM sqlite_schema")?;
+    let shown = path.display();
+    if application_id == i64::from(APPLICATION_ID) {
+        if version > SCHEMA_VERSION {
+            return Err(Error::new(
+                ErrorKind::SchemaTooNew,
+                format!(
+                    "store {shown} has schema version {version} but this codeoid understands up \
+                     to {SCHEMA_VERSION}; upgrade codeoid (the file was left untouched)"
+                ),
+            ));
+        }
+        return Ok(FileState::Codeoid { version });
+    }
+    if application_id == 0 && version == 0 && objects == 0 {
+        return Ok(FileState::Fresh);
+    }
+    Err(Error::new(
+        ErrorKind::Corrupt,
+        format!(
+            "{shown} is an SQLite database of another application (application_id \
+             {application_id}, user_version {version}, {objects} schema objects); it was left \
+             untouched, point CODEOID_DB at another file"
+        ),
+    ))
+}
+
+/// Brings the store to [`SCHEMA_VERSION`], creating it when fresh.
+///
+/// # Errors
+/// [`ErrorKind::SchemaTooNew`] when another process upgraded the file meanwhile, or a database
+/// error when a migration fails (the transaction is rolled back, nothing changes).
+pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| db_error("cannot start the schema migration", e))?;
+    let version: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| db_error("cannot read the schema version", e))?;
+    if version > SCHEMA_VERSION {
+        return Err(Error::new(
+            ErrorKind::SchemaTooNew,
+            format!(
+                "store has schema version {version} but this codeoid understands up to \
+                 {SCHEMA_VERSION}; upgrade codeoid"
+            ),
+        ));
+    }
+    for (from, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+        tx.execute_batch(sql)
+            .map_err(|e| db_error(&format!("cannot migrate the store from version {from}"), e))?;
+    }
+    if version < SCHEMA_VERSION {
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .and_then(|()| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
+            .map_err(|e| db_error("cannot record the schema version", e))?;
+    }
+    tx.commit()
+        .map_err(|e| db_error("cannot commit the schema migration", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_database_migrates_once_and_is_recognized() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let path = Path::new(":memory:");
+        assert_eq!(inspect(&conn, path).unwrap(), FileState::Fresh);
+        migrate(&mut conn).unwrap();
+        assert_eq!(
+            inspect(&conn, path).unwrap(),
+            FileState::Codeoid {
+                version: SCHEMA_VERSION
+            }
+        );
+        // Running again is a no-op, not a "table exists" failure.
+        migrate(&mut conn).unwrap();
+    }
+
+    #[test]
+    fn foreign_and_newer_databases_are_refused() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE notes(x)").unwrap();
+        let err = inspect(&conn, Path::new("/tmp/app.db")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt);
+        assert!(err.message().contains("another application"), "{err}");
+
+        let conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let err = inspect(&conn, Path::new("/tmp/new.db")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::SchemaTooNew);
+        assert!(err.message().contains("version 2"), "{err}");
+    }
+}

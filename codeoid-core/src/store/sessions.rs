@@ -1,0 +1,400 @@
+//! Sessions: creation (idempotent for a known id), lookup, per-workspace order, lineage and the
+//! rotation fields.
+//!
+//! Invariants:
+//! - A session belongs to exactly one workspace, fixed at creation, and remembers the checkout
+//!   root it ran in (episode paths are made relative to it).
+//! - Sessions of a workspace are ordered by `(created_at, pk)`; `prior session #N` is a session's
+//!   1-based position in that order, so labels are deterministic for the same contents.
+//! - Creating a session with an id that exists in the same workspace returns the existing one
+//!   (re-imports are idempotent); in another workspace it is [`ErrorKind::AlreadyExists`].
+//!
+//! It deliberately does not decide when to rotate or how to fork: it stores what those layers
+//! decided.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::connection::db_error;
+use super::workspace::Workspace;
+use super::{Store, episodes, fresh_id, from_millis, to_millis};
+use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, episode_id};
+use crate::error::{Error, ErrorKind, Result};
+
+/// How a session descends from another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineageKind {
+    /// A copy of another session's conversation, continued independently.
+    Fork,
+    /// A subagent (sidechain) conversation started by another session.
+    Subagent,
+}
+
+impl LineageKind {
+    /// `"fork"` or `"subagent"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LineageKind::Fork => "fork",
+            LineageKind::Subagent => "subagent",
+        }
+    }
+
+    fn parse(s: &str) -> Result<LineageKind> {
+        match s {
+            "fork" => Ok(LineageKind::Fork),
+            "subagent" => Ok(LineageKind::Subagent),
+            other => Err(Error::new(
+                ErrorKind::Corrupt,
+                format!(
+                    "unknown lineage kind {other:?} in the store; was it written by a newer codeoid?"
+                ),
+            )),
+        }
+    }
+}
+
+/// Where a session came from (DESIGN §7: `{parent_session_id, parent_name, at_turn}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lineage {
+    /// The parent session's id.
+    pub parent_session_id: String,
+    /// The parent's name at the time, when it had one.
+    pub parent_name: Option<String>,
+    /// The parent's turn sequence number the copy was taken at (`None`: the tip).
+    pub at_turn: Option<u64>,
+    /// Fork or subagent.
+    pub kind: LineageKind,
+}
+
+/// What to create. `Default` is an anonymous session created now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewSession {
+    /// The id to use (an imported log's session id); `None` mints `ses_` + 16 hex digits.
+    pub id: Option<String>,
+    /// A human name.
+    pub name: Option<String>,
+    /// Provider of the primary conversation (`"anthropic"`...).
+    pub provider: Option<String>,
+    /// Model of the primary conversation.
+    pub model: Option<String>,
+    /// When the session started; `None` means now.
+    pub created_at: Option<DateTime<Utc>>,
+    /// Where the session came from.
+    pub lineage: Option<Lineage>,
+    /// The provider-side context (conversation) id currently backing the session.
+    pub backing_context_id: Option<String>,
+}
+
+/// A stored session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// Session id.
+    pub id: String,
+    /// Workspace it belongs to.
+    pub workspace_id: String,
+    /// Human name.
+    pub name: Option<String>,
+    /// Provider of the primary conversation.
+    pub provider: Option<String>,
+    /// Model of the primary conversation.
+    pub model: Option<String>,
+    /// Checkout root the session ran in.
+    pub root: PathBuf,
+    /// When it started.
+    pub created_at: DateTime<Utc>,
+    /// Where it came from.
+    pub lineage: Option<Lineage>,
+    /// How many times its backing context was rotated.
+    pub rotation_count: u64,
+    /// When it was last rotated.
+    pub last_rotation_at: Option<DateTime<Utc>>,
+    /// The provider-side context id currently backing it.
+    pub backing_context_id: Option<String>,
+    /// When [`Store::finish_session`] last closed it.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// The first prompt the person typed (compaction summaries excluded).
+    pub first_intent: Option<String>,
+    /// Time of the latest turn or episode.
+    pub last_activity_at: DateTime<Utc>,
+    /// Number of turns recorded (the next turn's sequence number).
+    pub turn_count: u64,
+}
+
+/// The outcome of [`Store::record_rotation`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotation {
+    /// The session's rotation count after this rotation (1 for the first).
+    pub count: u64,
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// The `rotation` episode written to the timeline.
+    pub episode_id: String,
+}
+
+pub(crate) const COLUMNS: &str = "id, workspace_id, name, provider, model, root, created_at, \
+     parent_session_id, parent_name, at_turn, lineage_kind, rotation_count, last_rotation_at, \
+     backing_context_id, finished_at, first_intent, last_activity_at, turn_count";
+
+pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session>> {
+    let parent: Option<String> = row.get(7)?;
+    let lineage_kind: Option<String> = row.get(10)?;
+    let lineage = match (parent, lineage_kind) {
+        (Some(parent_session_id), Some(kind)) => match LineageKind::parse(&kind) {
+            Ok(kind) => Some(Lineage {
+                parent_session_id,
+                parent_name: row.get(8)?,
+                at_turn: row.get::<_, Option<i64>>(9)?.map(|n| n as u64),
+                kind,
+            }),
+            Err(e) => return Ok(Err(e)),
+        },
+        _ => None,
+    };
+    Ok(Ok(Session {
+        id: row.get(0)?,
+        workspace_id: row.get(1)?,
+        name: row.get(2)?,
+        provider: row.get(3)?,
+        model: row.get(4)?,
+        root: PathBuf::from(row.get::<_, String>(5)?),
+        created_at: from_millis(row.get(6)?),
+        lineage,
+        rotation_count: row.get::<_, i64>(11)? as u64,
+        last_rotation_at: row.get::<_, Option<i64>>(12)?.map(from_millis),
+        backing_context_id: row.get(13)?,
+        finished_at: row.get::<_, Option<i64>>(14)?.map(from_millis),
+        first_intent: row.get(15)?,
+        last_activity_at: from_millis(row.get(16)?),
+        turn_count: row.get::<_, i64>(17)? as u64,
+    }))
+}
+
+/// The session `id`, or `None`.
+pub(crate) fn find(conn: &Connection, id: &str) -> Result<Option<Session>> {
+    let context = || format!("cannot read session {id:?}");
+    let sql = format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1");
+    let found = conn
+        .prepare_cached(&sql)
+        .and_then(|mut stmt| stmt.query_row([id], from_row).optional())
+        .map_err(|e| db_error(&context(), e))?;
+    found.transpose()
+}
+
+/// The session `id`, or a [`ErrorKind::NotFound`] error naming it.
+pub(crate) fn require(conn: &Connection, id: &str) -> Result<Session> {
+    find(conn, id)?.ok_or_else(|| not_found(id))
+}
+
+pub(crate) fn not_found(id: &str) -> Error {
+    Error::not_found(format!(
+        "session {id:?} not found; create it with Store::create_session first"
+    ))
+}
+
+/// 1-based position of `session` among its workspace's sessions, by `(created_at, pk)`.
+pub(crate) fn ordinal(conn: &Connection, session_id: &str) -> Result<u64> {
+    let sql = "SELECT count(*) FROM sessions o, sessions s
+               WHERE s.id = ?1 AND o.workspace_id = s.workspace_id
+                 AND (o.created_at, o.pk) <= (s.created_at, s.pk)";
+    conn.prepare_cached(sql)
+        .and_then(|mut stmt| stmt.query_row([session_id], |r| r.get::<_, i64>(0)))
+        .map(|n| n as u64)
+        .map_err(|e| db_error(&format!("cannot order session {session_id:?}"), e))
+}
+
+impl Store {
+    /// Creates a session in `workspace` (registering the workspace on first use). With an id that
+    /// already exists in the same workspace, returns the existing session unchanged.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidInput`] for an empty id; [`ErrorKind::AlreadyExists`] when the id
+    /// belongs to another workspace's session.
+    pub fn create_session(&self, workspace: &Workspace, new: NewSession) -> Result<Session> {
+        if let Some(id) = &new.id {
+            if id.trim().is_empty() {
+                return Err(Error::invalid_input(
+                    "session id is empty; omit it to let the store mint one",
+                ));
+            }
+        }
+        if let Some(lineage) = &new.lineage {
+            if lineage.parent_session_id.trim().is_empty() {
+                return Err(Error::invalid_input(
+                    "lineage parent_session_id is empty; name the parent session",
+                ));
+            }
+        }
+        let id = new
+            .id
+            .clone()
+            .unwrap_or_else(|| fresh_id("ses_", workspace.id()));
+        let created = new.created_at.unwrap_or_else(Utc::now);
+        let root = workspace.root().to_string_lossy().into_owned();
+        self.write(&format!("cannot create session {id:?}"), |tx| {
+            let context = format!("cannot create session {id:?}");
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO workspaces (id, tenant, key, root, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    workspace.id(),
+                    workspace.tenant(),
+                    workspace.key(),
+                    root,
+                    to_millis(created)
+                ])
+            })
+            .map_err(|e| db_error(&context, e))?;
+            if let Some(existing) = find(tx, &id)? {
+                if existing.workspace_id == workspace.id() {
+                    return Ok(existing);
+                }
+                return Err(Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!(
+                        "session {id:?} already exists in workspace {}; session ids are global, \
+                         pick another id for workspace {}",
+                        existing.workspace_id,
+                        workspace.id()
+                    ),
+                ));
+            }
+            let lineage = new.lineage.as_ref();
+            tx.prepare_cached(
+                "INSERT INTO sessions (id, workspace_id, name, provider, model, root, created_at,
+                     parent_session_id, parent_name, at_turn, lineage_kind, backing_context_id,
+                     last_activity_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    id,
+                    workspace.id(),
+                    new.name,
+                    new.provider,
+                    new.model,
+                    root,
+                    to_millis(created),
+                    lineage.map(|l| &l.parent_session_id),
+                    lineage.and_then(|l| l.parent_name.as_ref()),
+                    lineage.and_then(|l| l.at_turn).map(|n| n as i64),
+                    lineage.map(|l| l.kind.as_str()),
+                    new.backing_context_id,
+                ])
+            })
+            .map_err(|e| db_error(&context, e))?;
+            require(tx, &id)
+        })
+    }
+
+    /// The session `id`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when there is no such session.
+    pub fn session(&self, id: &str) -> Result<Session> {
+        self.read(|conn| require(conn, id))
+    }
+
+    /// The sessions of `workspace_id`, oldest first (the order behind `prior session #N`).
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn sessions(&self, workspace_id: &str) -> Result<Vec<Session>> {
+        self.read(|conn| {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM sessions WHERE workspace_id = ?1 ORDER BY created_at, pk"
+            );
+            let rows = conn
+                .prepare_cached(&sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map([workspace_id], from_row)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| db_error(&format!("cannot list sessions of {workspace_id}"), e))?;
+            rows.into_iter().collect()
+        })
+    }
+
+    /// The 1-based position of session `id` in its workspace (`prior session #N`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when there is no such session.
+    pub fn session_ordinal(&self, id: &str) -> Result<u64> {
+        self.read(|conn| {
+            require(conn, id)?;
+            ordinal(conn, id)
+        })
+    }
+
+    /// Sets (or clears) the provider-side context id backing session `id`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when there is no such session.
+    pub fn set_backing_context(&self, id: &str, backing_context_id: Option<&str>) -> Result<()> {
+        self.write(&format!("cannot update session {id:?}"), |tx| {
+            let changed = tx
+                .execute(
+                    "UPDATE sessions SET backing_context_id = ?2 WHERE id = ?1",
+                    params![id, backing_context_id],
+                )
+                .map_err(|e| db_error(&format!("cannot update session {id:?}"), e))?;
+            if changed == 0 {
+                return Err(not_found(id));
+            }
+            Ok(())
+        })
+    }
+
+    /// Records a rotation of session `id`'s backing context: increments its rotation count, sets
+    /// the new backing context id and the time, and writes a `rotation` episode to the timeline,
+    /// all in one transaction. `at` defaults to now.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when there is no such session.
+    pub fn record_rotation(
+        &self,
+        id: &str,
+        backing_context_id: Option<&str>,
+        at: Option<DateTime<Utc>>,
+    ) -> Result<Rotation> {
+        let at = at.unwrap_or_else(Utc::now);
+        let context = format!("cannot record a rotation of session {id:?}");
+        self.write(&context, |tx| {
+            let session = require(tx, id)?;
+            let count = session.rotation_count + 1;
+            tx.execute(
+                "UPDATE sessions SET rotation_count = ?2, last_rotation_at = ?3,
+                     backing_context_id = ?4, last_activity_at = max(last_activity_at, ?3)
+                 WHERE id = ?1",
+                params![id, count as i64, to_millis(at), backing_context_id],
+            )
+            .map_err(|e| db_error(&context, e))?;
+            let name = session.name.as_deref().unwrap_or(&session.id);
+            let episode = Episode {
+                id: episode_id(id, &format!("rotation\0{count}")),
+                kind: EpisodeKind::Rotation,
+                tool_name: None,
+                call_id: None,
+                status: EpisodeStatus::Ok,
+                summary: format!("rotation #{count} of this session's backing context"),
+                content: format!(
+                    "Rotation #{count} of session \"{name}\": the backing context was replaced \
+                     to stay below the compaction ceiling. Earlier turns remain in memory \
+                     verbatim (recall, timeline, get_episode)."
+                ),
+                paths: Vec::new(),
+                created_at: at,
+                turn_seq: session.turn_count.saturating_sub(1),
+            };
+            let inserted = episodes::insert(tx, &session, &episode, self.options(), &[])?;
+            Ok(Rotation {
+                count,
+                at,
+                episode_id: inserted.unwrap_or(episode.id),
+            })
+        })
+    }
+}

@@ -1,0 +1,202 @@
+//! The vectors table, reserved for the embedding worker: per episode, per model, one f32 vector
+//! per window (an episode's summary plus content chunks).
+//!
+//! Invariants: vectors are keyed by `(model, episode, window)`, so switching models keeps both
+//! sets apart and "episodes without vectors for model M" is an index probe per episode. Vectors
+//! are stored as little-endian f32 bytes with their dimension; writing an episode's vectors for a
+//! model replaces all its earlier windows for that model.
+//!
+//! It deliberately does no embedding, normalization or similarity search.
+
+use rusqlite::params;
+
+use super::Store;
+use super::connection::db_error;
+use crate::error::{Error, ErrorKind, Result};
+
+/// An episode that has no vector yet for some model: what the embedder needs to embed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnembeddedEpisode {
+    /// Episode id.
+    pub id: String,
+    /// Its workspace.
+    pub workspace_id: String,
+    /// Its summary.
+    pub summary: String,
+    /// Its stored content.
+    pub content: String,
+}
+
+/// One stored window vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredVector {
+    /// Episode id.
+    pub episode_id: String,
+    /// Window index within the episode (0 first).
+    pub window: u32,
+    /// The vector.
+    pub vector: Vec<f32>,
+}
+
+fn to_bytes(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn from_bytes(bytes: &[u8], dim: usize) -> Option<Vec<f32>> {
+    if bytes.len() != dim * 4 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+impl Store {
+    /// Stores, in one transaction, the window vectors of each `(episode id, windows)` in `batch`
+    /// for `model`, replacing earlier vectors of those episodes for that model.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidInput`] for an empty model id, an episode with no windows, windows of
+    /// different or zero dimension, or a non-finite value; [`ErrorKind::NotFound`] for an
+    /// unknown episode (nothing is stored then).
+    pub fn put_vectors(&self, model: &str, batch: &[(String, Vec<Vec<f32>>)]) -> Result<()> {
+        if model.trim().is_empty() {
+            return Err(Error::invalid_input(
+                "vector model id is empty; name the model",
+            ));
+        }
+        for (id, windows) in batch {
+            let dim = windows.first().map_or(0, Vec::len);
+            if dim == 0 || windows.iter().any(|w| w.len() != dim) {
+                return Err(Error::invalid_input(format!(
+                    "vectors of episode {id:?} must be one or more windows of one non-zero \
+                     dimension"
+                )));
+            }
+            if windows.iter().flatten().any(|v| !v.is_finite()) {
+                return Err(Error::invalid_input(format!(
+                    "vectors of episode {id:?} contain NaN or infinity; check the model output"
+                )));
+            }
+        }
+        self.write(&format!("cannot store vectors for model {model:?}"), |tx| {
+            let context = format!("cannot store vectors for model {model:?}");
+            for (id, windows) in batch {
+                let pk: i64 = tx
+                    .prepare_cached("SELECT pk FROM episodes WHERE id = ?1")
+                    .and_then(|mut stmt| {
+                        rusqlite::OptionalExtension::optional(stmt.query_row([id], |r| r.get(0)))
+                    })
+                    .map_err(|e| db_error(&context, e))?
+                    .ok_or_else(|| {
+                        Error::not_found(format!("episode {id:?} not found; cannot store vectors"))
+                    })?;
+                tx.prepare_cached("DELETE FROM vectors WHERE model = ?1 AND episode_pk = ?2")
+                    .and_then(|mut stmt| stmt.execute(params![model, pk]))
+                    .map_err(|e| db_error(&context, e))?;
+                let mut insert = tx
+                    .prepare_cached(
+                        "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .map_err(|e| db_error(&context, e))?;
+                for (window, vector) in windows.iter().enumerate() {
+                    insert
+                        .execute(params![
+                            model,
+                            pk,
+                            window as i64,
+                            vector.len() as i64,
+                            to_bytes(vector)
+                        ])
+                        .map_err(|e| db_error(&context, e))?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Up to `limit` episodes (of any workspace, oldest first) that have no vector for `model`.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn episodes_without_vectors(
+        &self,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<UnembeddedEpisode>> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT e.id, e.workspace_id, e.summary, c.content FROM episodes e
+                 JOIN episode_contents c ON c.episode_pk = e.pk
+                 WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1 AND v.episode_pk = e.pk)
+                 ORDER BY e.pk LIMIT ?2",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map(params![model, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+                    Ok(UnembeddedEpisode {
+                        id: r.get(0)?,
+                        workspace_id: r.get(1)?,
+                        summary: r.get(2)?,
+                        content: r.get(3)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| db_error(&format!("cannot list episodes without {model:?} vectors"), e))
+        })
+    }
+
+    /// Calls `f` with every vector of `workspace_id` for `model`, in episode then window order
+    /// (streamed: the whole set is never held by the store).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Corrupt`] when a stored vector's length disagrees with its dimension; any
+    /// error `f` returns stops the walk and is returned.
+    pub fn for_each_vector(
+        &self,
+        workspace_id: &str,
+        model: &str,
+        mut f: impl FnMut(StoredVector) -> Result<()>,
+    ) -> Result<()> {
+        let context = format!("cannot read {model:?} vectors of {workspace_id}");
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT e.id, v.window_index, v.dim, v.data FROM vectors v
+                     JOIN episodes e ON e.pk = v.episode_pk
+                     WHERE v.model = ?1 AND e.workspace_id = ?2
+                     ORDER BY v.episode_pk, v.window_index",
+                )
+                .map_err(|e| db_error(&context, e))?;
+            let mut rows = stmt
+                .query(params![model, workspace_id])
+                .map_err(|e| db_error(&context, e))?;
+            while let Some(row) = rows.next().map_err(|e| db_error(&context, e))? {
+                let read = || -> rusqlite::Result<(String, i64, i64, Vec<u8>)> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                };
+                let (episode_id, window, dim, data) = read().map_err(|e| db_error(&context, e))?;
+                let vector = from_bytes(&data, dim.max(0) as usize).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Corrupt,
+                        format!(
+                            "vector {window} of episode {episode_id} has {} bytes for dimension \
+                             {dim}; delete the store's vectors to re-embed",
+                            data.len()
+                        ),
+                    )
+                })?;
+                f(StoredVector {
+                    episode_id,
+                    window: window as u32,
+                    vector,
+                })?;
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,112 @@
+//! Integration tests of the episode store on real files: recording, reading, the timeline and its
+//! text, lexical search, workspaces, faults and bad input. Shared helpers live here; each concept
+//! has its own submodule.
+
+mod aggregates;
+mod canonical_doc;
+mod faults;
+mod lexical;
+mod real_logs;
+mod record;
+mod render;
+mod timeline;
+mod workspace;
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, TimeZone, Utc};
+use codeoid_core::canonical::{
+    CallUsage, Part, Role, ToolCall, ToolResult, ToolResultPart, Turn, Usage,
+};
+use codeoid_core::store::{NewSession, Session, Store, StoreOptions, Workspace, WorkspaceSource};
+use serde_json::Value;
+
+/// A store in a fresh temporary directory, and the directory (keep it alive).
+pub fn temp_store() -> (tempfile::TempDir, Store) {
+    temp_store_with(StoreOptions::default())
+}
+
+/// [`temp_store`] with options.
+pub fn temp_store_with(options: StoreOptions) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_with(dir.path().join("codeoid.db"), options).unwrap();
+    (dir, store)
+}
+
+/// A directory-identified workspace rooted at `root` (need not exist).
+pub fn workspace(root: &str) -> Workspace {
+    Workspace::from_parts("", root, root, WorkspaceSource::Directory)
+}
+
+/// A new session named `name` in `ws`, created at `at` seconds after a fixed epoch.
+pub fn session(store: &Store, ws: &Workspace, name: &str, at: i64) -> Session {
+    store
+        .create_session(
+            ws,
+            NewSession {
+                name: Some(name.to_owned()),
+                created_at: Some(time(at)),
+                ..NewSession::default()
+            },
+        )
+        .unwrap()
+}
+
+/// A fixed instant plus `seconds`.
+pub fn time(seconds: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_760_000_000 + seconds, 0).unwrap()
+}
+
+/// `turn` with an id and a timestamp.
+pub fn at(mut turn: Turn, id: &str, seconds: i64) -> Turn {
+    turn.id = Some(id.to_owned());
+    turn.timestamp = Some(time(seconds));
+    turn
+}
+
+/// An assistant turn with one tool call.
+pub fn call(id: &str, name: &str, input: Value) -> Turn {
+    Turn::new(
+        Role::Assistant,
+        vec![Part::ToolCall(ToolCall {
+            id: id.to_owned(),
+            provider_id: None,
+            name: name.to_owned(),
+            input,
+        })],
+    )
+}
+
+/// A user turn with one text tool result.
+pub fn result(id: &str, text: &str, is_error: bool) -> Turn {
+    Turn::new(
+        Role::User,
+        vec![Part::ToolResult(ToolResult {
+            call_id: id.to_owned(),
+            parts: vec![ToolResultPart::Text {
+                text: text.to_owned(),
+            }],
+            is_error,
+        })],
+    )
+}
+
+/// Usage of one call.
+pub fn usage(input: u64, output: u64, primary: bool) -> Usage {
+    Usage {
+        calls: vec![CallUsage {
+            input_tokens: input,
+            output_tokens: output,
+            primary,
+            ..CallUsage::default()
+        }],
+    }
+}
+
+/// `<workspace root>/../shared/evaldata`, the read-only real evaluation data.
+pub fn evaldata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/evaldata")
+        .canonicalize()
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata"))
+}

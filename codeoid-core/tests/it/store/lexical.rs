@@ -1,0 +1,302 @@
+//! Lexical search: identifier-aware matching, filters applied before the top-k cut, and a
+//! sanitizer that survives any input against the real FTS5 table.
+
+use codeoid_core::ErrorKind;
+use codeoid_core::canonical::Turn;
+use codeoid_core::store::{LexicalFilters, RawOutput, Store, match_expression};
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::{at, call, result, session, temp_store, time, workspace};
+
+/// Stores one tool call per `(call id, tool, input, output)`, at seconds 1.. in order.
+fn calls(store: &Store, session_id: &str, items: &[(&str, &str, serde_json::Value, &str)]) {
+    let mut turns = vec![at(Turn::user_text("work"), &format!("{session_id}-u"), 0)];
+    for (i, (id, tool, input, output)) in items.iter().enumerate() {
+        let t = 1 + i as i64;
+        turns.push(at(call(id, tool, input.clone()), &format!("{id}-a"), t));
+        turns.push(at(result(id, output, false), &format!("{id}-r"), t));
+    }
+    store.record_turns(session_id, &turns).unwrap();
+}
+
+fn hit_calls(store: &Store, ws: &str, query: &str, filters: &LexicalFilters) -> Vec<String> {
+    store
+        .lexical_search(ws, query, filters, 10)
+        .unwrap()
+        .into_iter()
+        .filter_map(|h| h.header.call_id)
+        .collect()
+}
+
+#[test]
+fn identifiers_find_what_a_developer_means() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    calls(
+        &store,
+        &s.id,
+        &[
+            (
+                "snake",
+                "Grep",
+                json!({"pattern": "fn record_turn"}),
+                "src/store/record.rs:70: pub fn record_turn(&self)",
+            ),
+            (
+                "camel",
+                "Read",
+                json!({"file_path": "/repo/src/api.ts"}),
+                "export class RecordTurnRequest {}",
+            ),
+            (
+                "path",
+                "Read",
+                json!({"file_path": "/repo/codeoid-core/src/store/mod.rs"}),
+                "//! The verbatim episode store",
+            ),
+            (
+                "other",
+                "Read",
+                json!({"file_path": "/repo/README.md"}),
+                "unrelated words about turning records",
+            ),
+        ],
+    );
+    let none = LexicalFilters::default();
+    for query in ["record_turn", "RecordTurn", "recordTurn"] {
+        let hits = hit_calls(&store, ws.id(), query, &none);
+        assert_eq!(hits.len(), 2, "{query}: {hits:?}");
+        assert!(
+            hits.contains(&"snake".to_owned()) && hits.contains(&"camel".to_owned()),
+            "{query}"
+        );
+    }
+    assert_eq!(hit_calls(&store, ws.id(), "store/mod.rs", &none), ["path"]);
+    assert_eq!(hit_calls(&store, ws.id(), "mod.rs", &none), ["path"]);
+    let hits = store
+        .lexical_search(ws.id(), "verbatim episode", &none, 10)
+        .unwrap();
+    assert_eq!(hits[0].header.call_id.as_deref(), Some("path"));
+    assert!(hits[0].bm25 > 0.0, "higher is better");
+    assert!(
+        store
+            .lexical_search(workspace("/else").id(), "record_turn", &none, 10)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn filters_apply_before_the_cut() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let busy = session(&store, &ws, "busy", 0);
+    let quiet = session(&store, &ws, "quiet", 1);
+    // 60 strong matches in one session, a single weak one elsewhere.
+    let items: Vec<(String, serde_json::Value, String)> = (0..60)
+        .map(|i| {
+            (
+                format!("b{i}"),
+                json!({"command": format!("flaky flaky test {i}")}),
+                "flaky flaky".to_owned(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, serde_json::Value, &str)> = items
+        .iter()
+        .map(|(id, input, out)| (id.as_str(), "Bash", input.clone(), out.as_str()))
+        .collect();
+    calls(&store, &busy.id, &refs);
+    calls(
+        &store,
+        &quiet.id,
+        &[(
+            "q",
+            "Read",
+            json!({"file_path": "/repo/tests/flaky.rs", "note": "a long input that dilutes the single mention of the word"}),
+            "ok",
+        )],
+    );
+
+    let top = store
+        .lexical_search(ws.id(), "flaky", &LexicalFilters::default(), 5)
+        .unwrap();
+    assert!(top.iter().all(|h| h.header.session_id == busy.id));
+    let by_session = LexicalFilters {
+        session_id: Some(quiet.id.clone()),
+        ..Default::default()
+    };
+    assert_eq!(hit_calls(&store, ws.id(), "flaky", &by_session), ["q"]);
+    let excluding = LexicalFilters {
+        exclude_session_id: Some(busy.id.clone()),
+        ..Default::default()
+    };
+    assert_eq!(hit_calls(&store, ws.id(), "flaky", &excluding), ["q"]);
+    let by_tool = LexicalFilters {
+        tool_name: Some("read".into()),
+        ..Default::default()
+    };
+    assert_eq!(hit_calls(&store, ws.id(), "flaky", &by_tool), ["q"]);
+    let by_path = LexicalFilters {
+        paths: vec!["tests/flaky.rs".into()],
+        ..Default::default()
+    };
+    assert_eq!(hit_calls(&store, ws.id(), "flaky", &by_path), ["q"]);
+    // The quiet call completed at second 1 of its session; busy ones at 1..=60.
+    let window = LexicalFilters {
+        since: Some(time(30)),
+        until: Some(time(32)),
+        ..Default::default()
+    };
+    let ids = hit_calls(&store, ws.id(), "flaky", &window);
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["b29", "b30"]);
+
+    let err = store
+        .lexical_search(ws.id(), "x", &LexicalFilters::default(), 0)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}
+
+#[test]
+fn raw_outputs_are_searchable() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    let id = store
+        .record_raw_output(
+            &s.id,
+            &RawOutput::new("pytest", b"FAILED test_parse_header\n", b"", Some(1)),
+        )
+        .unwrap();
+    let hits = store
+        .lexical_search(ws.id(), "test_parse_header", &LexicalFilters::default(), 3)
+        .unwrap();
+    assert_eq!(hits[0].header.id, id);
+}
+
+/// Text made of FTS5 syntax, identifiers, emoji and noise.
+fn hostile_text() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        Just("\"".to_owned()),
+        Just("(".to_owned()),
+        Just(")".to_owned()),
+        Just("NEAR(".to_owned()),
+        Just("NEAR/3".to_owned()),
+        Just("*".to_owned()),
+        Just("^".to_owned()),
+        Just("-".to_owned()),
+        Just(" AND ".to_owned()),
+        Just(" OR ".to_owned()),
+        Just(" NOT ".to_owned()),
+        Just("summary:".to_owned()),
+        Just("{content tool_name}:".to_owned()),
+        Just("🎉".to_owned()),
+        Just("e\u{301}".to_owned()),
+        Just("\0".to_owned()),
+        "[a-zA-Z_./]{1,12}",
+        any::<String>(),
+    ];
+    prop::collection::vec(atom, 0..24).prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_text_is_a_valid_query(query in hostile_text()) {
+        let (ws, store) = SHARED.with(|s| (s.0.clone(), s.1.clone()));
+        let hits = store.lexical_search(&ws, &query, &LexicalFilters::default(), 5);
+        prop_assert!(hits.is_ok(), "{:?} -> {:?} ({:?})", query, hits.err(), match_expression(&query));
+    }
+}
+
+thread_local! {
+    /// One real store per test thread, with content to match against.
+    static SHARED: (String, std::rc::Rc<Store>) = {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("codeoid.db")).unwrap();
+        // Keep the directory for the life of the thread.
+        std::mem::forget(dir);
+        let ws = workspace("/fuzz");
+        let s = session(&store, &ws, "s", 0);
+        calls(&store, &s.id, &[("c", "Bash", json!({"command": "echo near and or not"}), "e\u{301}t\u{e9} 🎉 summary content")]);
+        (ws.id().to_owned(), std::rc::Rc::new(store))
+    };
+}
+
+#[test]
+fn a_hundred_kilobytes_of_query_is_fine() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    calls(
+        &store,
+        &s.id,
+        &[(
+            "c",
+            "Bash",
+            json!({"command": "make"}),
+            "needle in a haystack",
+        )],
+    );
+    let mut query: String = "(\"unbalanced AND NEAR( x* ^y -z 🎉 ".repeat(3000);
+    query.push_str(" needle");
+    assert!(query.len() > 100_000);
+    let hits = store
+        .lexical_search(ws.id(), &query, &LexicalFilters::default(), 5)
+        .unwrap();
+    // Repeated terms collapse, so the needle at the very end is still among the kept terms.
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].header.call_id.as_deref(), Some("c"));
+}
+
+#[test]
+fn words_in_most_episodes_do_not_hide_the_rare_ones() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    // Enough episodes for common-word skipping to apply: "common" is in all of them.
+    let items: Vec<(String, serde_json::Value, String)> = (0..1100)
+        .map(|i| {
+            let out = match i {
+                7 => "common words and a zebra",
+                8 => "common words and some rust",
+                _ => "common words only",
+            };
+            (
+                format!("c{i}"),
+                json!({"command": format!("step {i}")}),
+                out.to_owned(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, serde_json::Value, &str)> = items
+        .iter()
+        .map(|(id, input, out)| (id.as_str(), "Bash", input.clone(), out.as_str()))
+        .collect();
+    calls(&store, &s.id, &refs);
+    let none = LexicalFilters::default();
+    // Only the rare word decides; episodes with just the common one are not candidates.
+    assert_eq!(hit_calls(&store, ws.id(), "common zebra", &none), ["c7"]);
+    let both = hit_calls(&store, ws.id(), "zebra rust common", &none);
+    assert_eq!(both.len(), 2, "{both:?}");
+    // Alone, or with words that match nothing, a common word is still searched.
+    assert_eq!(
+        store
+            .lexical_search(ws.id(), "common", &none, 20)
+            .unwrap()
+            .len(),
+        20
+    );
+    assert_eq!(
+        store
+            .lexical_search(ws.id(), "common unicorn", &none, 20)
+            .unwrap()
+            .len(),
+        20
+    );
+}

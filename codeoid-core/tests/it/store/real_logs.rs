@@ -1,0 +1,173 @@
+//! The chunker and store on real Claude Code logs from `evaldata`: every tool call becomes
+//! exactly one episode holding its exact result, and re-recording adds nothing.
+//!
+//! The reader here is a deliberately small test fixture (message content → parts); the real
+//! importer, with usage de-duplication and subagent handling, lives in `import`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use codeoid_core::canonical::{
+    EpisodeKind, Part, Role, ToolCall, ToolResult, ToolResultPart, Turn,
+};
+use codeoid_core::store::{NewSession, Workspace};
+use serde_json::Value;
+
+use super::{evaldata, temp_store};
+
+fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            jsonl_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+}
+
+/// Text of a tool_result `content`: a string, or text blocks joined by newlines.
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// One turn per user/assistant line; `None` for other lines.
+fn turn_of(line: &Value) -> Option<Turn> {
+    let role = match line.get("type")?.as_str()? {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        _ => return None,
+    };
+    let message = line.get("message")?;
+    let mut parts = Vec::new();
+    match message.get("content")? {
+        Value::String(s) => parts.push(Part::Text { text: s.clone() }),
+        Value::Array(blocks) => {
+            for b in blocks {
+                match (role, b.get("type").and_then(Value::as_str)) {
+                    (_, Some("text")) => parts.push(Part::Text {
+                        text: b.get("text")?.as_str()?.to_owned(),
+                    }),
+                    (Role::Assistant, Some("tool_use")) => parts.push(Part::ToolCall(ToolCall {
+                        id: b.get("id")?.as_str()?.to_owned(),
+                        provider_id: None,
+                        name: b.get("name")?.as_str()?.to_owned(),
+                        input: b.get("input").cloned().unwrap_or(Value::Null),
+                    })),
+                    (Role::User, Some("tool_result")) => parts.push(Part::ToolResult(ToolResult {
+                        call_id: b.get("tool_use_id")?.as_str()?.to_owned(),
+                        parts: vec![ToolResultPart::Text {
+                            text: result_text(b.get("content").unwrap_or(&Value::Null)),
+                        }],
+                        is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                    })),
+                    _ => {}
+                }
+            }
+        }
+        _ => return None,
+    }
+    let mut turn = Turn::new(role, parts);
+    turn.id = line.get("uuid").and_then(Value::as_str).map(str::to_owned);
+    turn.timestamp = line
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse().ok());
+    if line.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+        turn.meta.insert("sidechain".into(), Value::Bool(true));
+    }
+    if line.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+        turn.meta
+            .insert("compaction_summary".into(), Value::Bool(true));
+    }
+    Some(turn)
+}
+
+#[test]
+fn every_real_tool_call_becomes_one_episode_with_its_exact_result() {
+    let mut files = Vec::new();
+    jsonl_files(&evaldata().join("claude-code-sessions"), &mut files);
+    files.sort();
+    assert!(files.len() >= 10, "evaldata missing: {files:?}");
+    let (_dir, store) = temp_store();
+    let ws = Workspace::resolve("/nonexistent/evaldata-project").unwrap();
+    let mut total_calls = 0;
+    for (n, file) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(file).unwrap();
+        let turns: Vec<Turn> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| turn_of(&v))
+            .collect();
+        let mut calls: HashMap<String, String> = HashMap::new();
+        let mut results: HashMap<String, String> = HashMap::new();
+        for turn in &turns {
+            for part in &turn.parts {
+                match part {
+                    Part::ToolCall(c) => {
+                        calls.insert(c.id.clone(), c.name.clone());
+                    }
+                    Part::ToolResult(r) => {
+                        if let Some(ToolResultPart::Text { text }) = r.parts.first() {
+                            results.insert(r.call_id.clone(), text.clone());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        total_calls += calls.len();
+        let s = store
+            .create_session(
+                &ws,
+                NewSession {
+                    id: Some(format!("log-{n}")),
+                    ..NewSession::default()
+                },
+            )
+            .unwrap();
+        store.record_turns(&s.id, &turns).unwrap();
+        store.finish_session(&s.id).unwrap();
+        let episodes = store.session_episodes(&s.id).unwrap();
+        let mut seen = HashSet::new();
+        for header in episodes.iter().filter(|h| h.kind == EpisodeKind::ToolCall) {
+            let call_id = header.call_id.clone().unwrap();
+            let stored = store.episode(ws.id(), &header.id).unwrap();
+            if let Some(name) = calls.get(&call_id) {
+                assert!(
+                    seen.insert(call_id.clone()),
+                    "{}: {call_id} twice",
+                    file.display()
+                );
+                assert_eq!(header.tool_name.as_deref(), Some(name.as_str()));
+            }
+            if let Some(output) = results.get(&call_id) {
+                assert!(
+                    stored.content.ends_with(output.as_str()),
+                    "{}: result of {call_id} not stored verbatim",
+                    file.display()
+                );
+            }
+        }
+        let missing: Vec<_> = calls.keys().filter(|id| !seen.contains(*id)).collect();
+        assert!(
+            missing.is_empty(),
+            "{}: calls without an episode: {missing:?}",
+            file.display()
+        );
+        // Re-recording the same log adds nothing.
+        let again = store.record_turns(&s.id, &turns).unwrap();
+        assert!(again.iter().all(|r| r.duplicate));
+        assert_eq!(store.session_episodes(&s.id).unwrap().len(), episodes.len());
+    }
+    assert!(total_calls > 700, "{total_calls} tool calls in evaldata");
+    store.integrity_check().unwrap();
+}

@@ -1,0 +1,593 @@
+//! Recording turns: one transaction for turn, usage and episodes; incremental chunking across
+//! calls and reopenings; idempotent re-recording; finishing; oversize and raw outputs; threads.
+
+use std::sync::Arc;
+
+use codeoid_core::ErrorKind;
+use codeoid_core::canonical::{EpisodeKind, EpisodeStatus, PathAccess, Turn, blob_id};
+use codeoid_core::store::{LineageKind, NewSession, RawOutput, Store, StoreOptions};
+use serde_json::json;
+
+use super::{at, call, result, session, temp_store, temp_store_with, time, usage, workspace};
+
+#[test]
+fn one_record_turn_stores_the_turn_its_usage_and_its_episodes() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/work/repo");
+    let s = session(&store, &ws, "main", 0);
+    let prompt = at(Turn::user_text("Why does the build fail?"), "u1", 1);
+    let mut assistant = at(
+        call("c1", "Read", json!({"file_path": "/work/repo/src/lib.rs"})),
+        "a1",
+        2,
+    );
+    assistant.usage = Some(usage(1200, 80, true));
+    let out = store.record_turn(&s.id, &prompt).unwrap();
+    assert_eq!((out.seq, out.duplicate), (0, false));
+    assert!(
+        out.episode_ids.is_empty(),
+        "the prompt waits for its answer"
+    );
+    store.record_turn(&s.id, &assistant).unwrap();
+    let done = store
+        .record_turn(&s.id, &at(result("c1", "pub fn run() {}", false), "r1", 3))
+        .unwrap();
+    assert_eq!(done.episode_ids.len(), 1);
+
+    let turns = store.turns(&s.id, ..).unwrap();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(turns[1].turn, assistant, "turns come back verbatim");
+    assert_eq!(turns[2].seq, 2);
+    assert_eq!(
+        store.turns(&s.id, 1..2).unwrap()[0].turn.id.as_deref(),
+        Some("a1")
+    );
+
+    let ledger = store.usage(&s.id, ..).unwrap();
+    assert_eq!(ledger.len(), 1);
+    assert_eq!((ledger[0].turn_seq, ledger[0].call.input_tokens), (1, 1200));
+    assert!(ledger[0].call.primary);
+
+    let ep = store.episode(ws.id(), &done.episode_ids[0]).unwrap();
+    assert_eq!(ep.header.kind, EpisodeKind::ToolCall);
+    assert_eq!(ep.header.summary, "Read(/work/repo/src/lib.rs)");
+    assert_eq!(ep.header.turn_seq, 2);
+    assert_eq!(ep.header.created_at, time(3));
+    assert_eq!(
+        ep.content,
+        "# User intent\nWhy does the build fail?\n\n# Tool: Read\n\n## Input\n{\n  \"file_path\": \
+         \"/work/repo/src/lib.rs\"\n}\n\n## Result\npub fn run() {}"
+    );
+    assert_eq!(
+        ep.header.token_estimate,
+        ep.content.chars().count().div_ceil(4) as u64
+    );
+    assert_eq!(ep.paths.len(), 1);
+    assert_eq!(ep.paths[0].given, "/work/repo/src/lib.rs");
+    assert_eq!(ep.paths[0].relative, "src/lib.rs");
+    assert_eq!(ep.paths[0].access, PathAccess::Read);
+
+    let s = store.session(&s.id).unwrap();
+    assert_eq!(s.turn_count, 3);
+    assert_eq!(s.first_intent.as_deref(), Some("Why does the build fail?"));
+    assert_eq!(s.last_activity_at, time(3));
+}
+
+#[test]
+fn a_call_and_its_result_pair_up_across_calls_and_reopenings() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/dir/codeoid.db");
+    let ws = workspace("/w");
+    let sid = {
+        let store = Store::open(&path).unwrap();
+        let s = session(&store, &ws, "s", 0);
+        store
+            .record_turns(
+                &s.id,
+                &[
+                    at(Turn::user_text("list files"), "u", 1),
+                    at(call("k", "Bash", json!({"command": "ls"})), "a", 2),
+                ],
+            )
+            .unwrap();
+        s.id
+    };
+    let store = Store::open(&path).unwrap();
+    let out = store
+        .record_turn(&sid, &at(result("k", "a.txt\nb.txt", false), "r", 3))
+        .unwrap();
+    assert_eq!(out.episode_ids.len(), 1);
+    let ep = store.episode(ws.id(), &out.episode_ids[0]).unwrap();
+    assert!(ep.content.starts_with("# User intent\nlist files\n"));
+    assert!(ep.content.ends_with("## Result\na.txt\nb.txt"));
+}
+
+#[test]
+fn re_recording_the_same_turns_adds_nothing() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    let turns = vec![
+        at(Turn::user_text("fix it"), "u", 1),
+        at(call("c", "Edit", json!({"file_path": "x.rs"})), "a", 2),
+        at(result("c", "ok", false), "r", 3),
+        at(Turn::assistant_text("Fixed."), "f", 4),
+    ];
+    let first = store.record_turns(&s.id, &turns).unwrap();
+    assert!(first.iter().all(|r| !r.duplicate));
+    store.finish_session(&s.id).unwrap();
+    let before = store.session_episodes(&s.id).unwrap();
+    assert_eq!(before.len(), 2, "the edit and the final answer");
+
+    let again = store.record_turns(&s.id, &turns).unwrap();
+    assert!(
+        again
+            .iter()
+            .all(|r| r.duplicate && r.episode_ids.is_empty())
+    );
+    assert_eq!(
+        again.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    let single = store.record_turn(&s.id, &turns[2]).unwrap();
+    assert!(single.duplicate);
+    assert!(store.finish_session(&s.id).unwrap().is_empty());
+    assert_eq!(store.session_episodes(&s.id).unwrap(), before);
+    assert_eq!(store.turns(&s.id, ..).unwrap().len(), 4);
+
+    // A batch that repeats an id within itself stores it once.
+    let s2 = session(&store, &ws, "s2", 5);
+    let dup = at(Turn::user_text("hi"), "same", 6);
+    let out = store.record_turns(&s2.id, &[dup.clone(), dup]).unwrap();
+    assert_eq!((out[0].duplicate, out[1].duplicate), (false, true));
+}
+
+#[test]
+fn the_first_intent_is_what_the_person_asked() {
+    let (_dir, store) = temp_store();
+    let s = session(&store, &workspace("/w"), "s", 0);
+    let mut summary = at(Turn::user_text("Summary of earlier work"), "c", 1);
+    summary
+        .meta
+        .insert("compaction_summary".into(), json!(true));
+    let mut brief = at(Turn::user_text("Subagent: scan the repo"), "b", 2);
+    brief.meta.insert("sidechain".into(), json!(true));
+    let asked = at(Turn::user_text("Add a --json flag"), "u", 3);
+    store.record_turns(&s.id, &[summary, brief, asked]).unwrap();
+    let s = store.session(&s.id).unwrap();
+    assert_eq!(s.first_intent.as_deref(), Some("Add a --json flag"));
+}
+
+#[test]
+fn turns_without_id_or_time_get_them() {
+    let (_dir, store) = temp_store();
+    let s = session(&store, &workspace("/w"), "s", 0);
+    let before = chrono::Utc::now();
+    let out = store.record_turn(&s.id, &Turn::user_text("hello")).unwrap();
+    assert!(out.turn_id.starts_with("turn_"), "{}", out.turn_id);
+    let stored = &store.turns(&s.id, ..).unwrap()[0].turn;
+    assert_eq!(stored.id.as_deref(), Some(out.turn_id.as_str()));
+    assert!(stored.timestamp.unwrap() >= before - chrono::Duration::seconds(1));
+}
+
+#[test]
+fn finishing_keeps_the_last_call_and_the_final_answer() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    store
+        .record_turns(
+            &s.id,
+            &[
+                at(Turn::user_text("deploy"), "u", 1),
+                at(call("a", "Bash", json!({"command": "make"})), "c1", 2),
+                at(result("a", "built", false), "r1", 3),
+                at(Turn::assistant_text("Built. Deploying now."), "t", 4),
+                at(
+                    call("b", "Bash", json!({"command": "make deploy"})),
+                    "c2",
+                    5,
+                ),
+            ],
+        )
+        .unwrap();
+    let ids = store.finish_session(&s.id).unwrap();
+    assert_eq!(ids.len(), 1);
+    let last = store.episode(ws.id(), &ids[0]).unwrap();
+    assert_eq!(last.header.status, EpisodeStatus::Cancelled);
+    assert_eq!(last.header.summary, "Bash(make deploy)");
+    assert!(last.content.contains("# Reasoning\nBuilt. Deploying now."));
+    assert!(store.session(&s.id).unwrap().finished_at.is_some());
+
+    // A final answer after tools is an assistant_turn once the session finishes.
+    let s2 = session(&store, &ws, "s2", 10);
+    store
+        .record_turns(
+            &s2.id,
+            &[
+                at(Turn::user_text("check"), "u", 11),
+                at(call("x", "Read", json!({"file_path": "a"})), "c", 12),
+                at(result("x", "A", true), "r", 13),
+                at(Turn::assistant_text("The file is missing."), "f", 14),
+            ],
+        )
+        .unwrap();
+    store.finish_session(&s2.id).unwrap();
+    let kinds: Vec<_> = store
+        .session_episodes(&s2.id)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.kind, h.status))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (EpisodeKind::ToolCall, EpisodeStatus::Failed),
+            (EpisodeKind::AssistantTurn, EpisodeStatus::Ok)
+        ]
+    );
+}
+
+#[test]
+fn oversize_content_is_capped_and_kept_whole_in_a_blob() {
+    let mut options = StoreOptions::default();
+    options.max_episode_bytes = 8 * 1024;
+    let (_dir, store) = temp_store_with(options);
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    let output: String = (0..20_000).map(|i| format!("log line {i}\n")).collect();
+    store
+        .record_turns(
+            &s.id,
+            &[
+                at(Turn::user_text("run"), "u", 1),
+                at(call("c", "Bash", json!({"command": "make -j2"})), "a", 2),
+            ],
+        )
+        .unwrap();
+    let out = store
+        .record_turn(&s.id, &at(result("c", &output, false), "r", 3))
+        .unwrap();
+    let ep = store.episode(ws.id(), &out.episode_ids[0]).unwrap();
+    assert!(ep.content.len() <= 8 * 1024, "{}", ep.content.len());
+    assert!(ep.content.starts_with("# User intent\nrun\n"));
+    assert!(ep.content.ends_with("log line 19999\n"));
+    assert_eq!(ep.blobs.len(), 1);
+    let blob = &ep.blobs[0];
+    assert_eq!(blob.role, "content");
+    assert!(ep.content.contains(&format!("raw blob {}", blob.blob_id)));
+    let whole = String::from_utf8(store.blob(ws.id(), &blob.blob_id).unwrap()).unwrap();
+    assert!(
+        whole.ends_with(&format!("## Result\n{output}")),
+        "nothing dropped"
+    );
+    assert_eq!(blob.len, whole.len() as u64);
+    assert_eq!(blob.blob_id, blob_id(whole.as_bytes()));
+    assert_eq!(
+        ep.header.token_estimate,
+        ep.content.chars().count().div_ceil(4) as u64
+    );
+    let other = workspace("/other");
+    assert_eq!(
+        store.blob(other.id(), &blob.blob_id).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+}
+
+#[test]
+fn raw_outputs_keep_exact_bytes() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    let stdout: Vec<u8> = [b"ok \xff\xfe binary\n".as_slice(), &[0u8, 1, 2]].concat();
+    let stderr = b"warning: \xc3 truncated".to_vec();
+    let id = store
+        .record_raw_output(
+            &s.id,
+            &RawOutput::new("cargo build 2>&1", &stdout, &stderr, Some(101)),
+        )
+        .unwrap();
+    let ep = store.episode(ws.id(), &id).unwrap();
+    assert_eq!(ep.header.summary, "shell(cargo build 2>&1)");
+    assert_eq!(ep.header.status, EpisodeStatus::Failed);
+    assert!(ep.content.contains("exit code: 101"));
+    assert!(
+        ep.content.contains("ok \u{fffd}\u{fffd} binary"),
+        "{}",
+        ep.content
+    );
+    let roles: Vec<_> = ep.blobs.iter().map(|b| b.role.as_str()).collect();
+    assert_eq!(roles, ["stderr", "stdout"]);
+    assert_eq!(store.blob(ws.id(), &ep.blobs[1].blob_id).unwrap(), stdout);
+    assert_eq!(store.blob(ws.id(), &ep.blobs[0].blob_id).unwrap(), stderr);
+    let err = store
+        .record_raw_output(
+            &s.id,
+            &RawOutput {
+                tool_name: " ",
+                ..RawOutput::new("x", b"", b"", None)
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}
+
+#[test]
+fn episodes_of_another_workspace_are_not_found() {
+    let (_dir, store) = temp_store();
+    let mine = workspace("/mine");
+    let theirs = workspace("/theirs");
+    let s = session(&store, &theirs, "s", 0);
+    store
+        .record_turns(
+            &s.id,
+            &[
+                at(Turn::user_text("secret"), "u", 1),
+                at(Turn::assistant_text("ok"), "a", 2),
+            ],
+        )
+        .unwrap();
+    let id = store.finish_session(&s.id).unwrap().remove(0);
+    assert!(store.episode(theirs.id(), &id).is_ok());
+    let err = store.episode(mine.id(), &id).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert_eq!(
+        err.message(),
+        store
+            .episode(mine.id(), "ep_0000000000000000")
+            .unwrap_err()
+            .message()
+            .replace("ep_0000000000000000", &id),
+        "a foreign id reads exactly like a missing one"
+    );
+}
+
+#[test]
+fn sessions_are_idempotent_ordered_and_carry_lineage_and_rotations() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    let new = NewSession {
+        id: Some("log-session-1".into()),
+        name: Some("import".into()),
+        created_at: Some(time(50)),
+        ..NewSession::default()
+    };
+    let a = store.create_session(&ws, new.clone()).unwrap();
+    assert_eq!(store.create_session(&ws, new.clone()).unwrap(), a);
+    let err = store.create_session(&workspace("/x"), new).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AlreadyExists);
+    assert!(err.message().contains("log-session-1"));
+
+    let older = session(&store, &ws, "older", 10);
+    let fork = store
+        .create_session(
+            &ws,
+            NewSession {
+                created_at: Some(time(60)),
+                lineage: Some(codeoid_core::store::Lineage {
+                    parent_session_id: a.id.clone(),
+                    parent_name: a.name.clone(),
+                    at_turn: Some(3),
+                    kind: LineageKind::Fork,
+                }),
+                ..NewSession::default()
+            },
+        )
+        .unwrap();
+    assert!(fork.id.starts_with("ses_"));
+    assert_eq!(fork.lineage.as_ref().unwrap().at_turn, Some(3));
+    assert_eq!(fork.lineage.as_ref().unwrap().kind, LineageKind::Fork);
+    let order: Vec<_> = store
+        .sessions(ws.id())
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(order, [older.id.clone(), a.id.clone(), fork.id.clone()]);
+    assert_eq!(store.session_ordinal(&older.id).unwrap(), 1);
+    assert_eq!(store.session_ordinal(&fork.id).unwrap(), 3);
+
+    let r1 = store
+        .record_rotation(&a.id, Some("ctx-2"), Some(time(70)))
+        .unwrap();
+    let r2 = store
+        .record_rotation(&a.id, Some("ctx-3"), Some(time(80)))
+        .unwrap();
+    assert_eq!((r1.count, r2.count), (1, 2));
+    let a = store.session(&a.id).unwrap();
+    assert_eq!(a.rotation_count, 2);
+    assert_eq!(a.last_rotation_at, Some(time(80)));
+    assert_eq!(a.backing_context_id.as_deref(), Some("ctx-3"));
+    let ep = store.episode(ws.id(), &r2.episode_id).unwrap();
+    assert_eq!(ep.header.kind, EpisodeKind::Rotation);
+    assert!(ep.content.contains("Rotation #2 of session \"import\""));
+    store.set_backing_context(&a.id, None).unwrap();
+    assert_eq!(store.session(&a.id).unwrap().backing_context_id, None);
+    assert_eq!(
+        store.set_backing_context("nope", None).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+}
+
+#[test]
+fn usage_keeps_subagent_calls_apart() {
+    let (_dir, store) = temp_store();
+    let s = session(&store, &workspace("/w"), "s", 0);
+    let mut turn = at(Turn::assistant_text("done"), "a", 1);
+    let mut u = usage(100, 10, true);
+    u.calls.extend(usage(5000, 500, false).calls);
+    turn.usage = Some(u);
+    store.record_turn(&s.id, &turn).unwrap();
+    let totals = store.usage_totals(&s.id).unwrap();
+    assert_eq!((totals.calls, totals.primary_calls), (2, 1));
+    assert_eq!((totals.input_tokens, totals.output_tokens), (5100, 510));
+    let rows = store.usage(&s.id, ..).unwrap();
+    assert!(!rows[1].call.primary);
+}
+
+#[test]
+fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    for i in 0..3 {
+        store
+            .record_raw_output(
+                &s.id,
+                &RawOutput::new(&format!("echo {i}"), b"x", b"", Some(0)),
+            )
+            .unwrap();
+    }
+    let missing = store.episodes_without_vectors("minilm", 10).unwrap();
+    assert_eq!(missing.len(), 3);
+    store
+        .put_vectors(
+            "minilm",
+            &[(
+                missing[0].id.clone(),
+                vec![vec![0.5, -1.0], vec![0.25, 2.0]],
+            )],
+        )
+        .unwrap();
+    let left: Vec<_> = store
+        .episodes_without_vectors("minilm", 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(left, [missing[1].id.clone(), missing[2].id.clone()]);
+    assert_eq!(store.episodes_without_vectors("bge", 10).unwrap().len(), 3);
+    let mut seen = Vec::new();
+    store
+        .for_each_vector(ws.id(), "minilm", |v| {
+            seen.push((v.episode_id, v.window, v.vector));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].2, vec![0.25, 2.0]);
+    // Replacing, and rejecting malformed batches without storing anything.
+    store
+        .put_vectors("minilm", &[(missing[0].id.clone(), vec![vec![1.0, 1.0]])])
+        .unwrap();
+    let mut count = 0;
+    store
+        .for_each_vector(ws.id(), "minilm", |_| {
+            count += 1;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(count, 1);
+    for bad in [
+        vec![(missing[1].id.clone(), vec![vec![1.0], vec![1.0, 2.0]])],
+        vec![(missing[1].id.clone(), vec![vec![f32::NAN]])],
+        vec![(missing[1].id.clone(), vec![])],
+    ] {
+        assert_eq!(
+            store.put_vectors("m", &bad).unwrap_err().kind(),
+            ErrorKind::InvalidInput
+        );
+    }
+    let err = store
+        .put_vectors(
+            "m",
+            &[
+                (missing[1].id.clone(), vec![vec![1.0]]),
+                ("ep_nope".into(), vec![vec![1.0]]),
+            ],
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert_eq!(
+        store.episodes_without_vectors("m", 10).unwrap().len(),
+        3,
+        "rolled back"
+    );
+}
+
+#[test]
+fn many_threads_write_and_read_at_once() {
+    let (_dir, store) = temp_store();
+    let store = Arc::new(store);
+    let ws = workspace("/w");
+    let writers: Vec<_> = (0..4)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            let ws = ws.clone();
+            std::thread::spawn(move || {
+                let s = session(&store, &ws, &format!("t{t}"), t);
+                for i in 0..50 {
+                    store
+                        .record_turns(
+                            &s.id,
+                            &[
+                                at(
+                                    call(
+                                        &format!("c{i}"),
+                                        "Bash",
+                                        json!({"command": format!("echo {i}")}),
+                                    ),
+                                    &format!("a{i}"),
+                                    i,
+                                ),
+                                at(result(&format!("c{i}"), "out", false), &format!("r{i}"), i),
+                            ],
+                        )
+                        .unwrap();
+                }
+                s.id
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            let ws = ws.clone();
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let page = store.timeline(ws.id(), &Default::default()).unwrap();
+                    for h in page.episodes.iter().take(3) {
+                        store.episode(ws.id(), &h.id).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    let ids: Vec<String> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    readers.into_iter().for_each(|r| r.join().unwrap());
+    for id in ids {
+        assert_eq!(store.turns(&id, ..).unwrap().len(), 100);
+        assert_eq!(store.session_episodes(&id).unwrap().len(), 50);
+    }
+    store.integrity_check().unwrap();
+}
+
+#[test]
+fn checkpoints_happen_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    let store = Store::open(&path).unwrap();
+    let s = session(&store, &workspace("/w"), "s", 0);
+    let big = "0123456789abcdef".repeat(4096);
+    for i in 0..40 {
+        store
+            .record_raw_output(
+                &s.id,
+                &RawOutput::new(&format!("cat part{i}"), big.as_bytes(), b"", Some(0)),
+            )
+            .unwrap();
+    }
+    // Commits only append to the WAL; the main file grows when a checkpoint copies pages back.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::metadata(&path).unwrap().len() < 2 * 1024 * 1024 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint ran while the store was open"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        dir.path().join("codeoid.db-wal").exists(),
+        "the store is still open"
+    );
+}
