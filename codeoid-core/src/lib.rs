@@ -22,6 +22,7 @@ pub mod embed;
 pub mod error;
 pub mod import;
 pub mod index;
+pub mod memory;
 pub mod retrieve;
 pub mod rotate;
 pub mod store;
@@ -29,3 +30,4 @@ pub mod tools;
 pub mod translate;
 
 pub use error::{Error, ErrorKind, Result};
+pub use memory::{Memory, MemoryConfig};

@@ -58,6 +58,11 @@ CREATE TABLE sessions (
     finished_at         INTEGER,
     last_activity_at    INTEGER NOT NULL,
     turn_count          INTEGER NOT NULL DEFAULT 0,
+    -- Rotation bookkeeping (see store/rotation.rs): turn_count when the last rotation happened,
+    -- the seed the next message must carry (JSON, taken once) and a per-session window override.
+    rotated_at_turn     INTEGER NOT NULL DEFAULT 0,
+    context_window      INTEGER,
+    pending_seed        TEXT,
     -- Long text last: SQLite reads a row's columns in order.
     first_intent        TEXT,
     chunker_state       TEXT NOT NULL DEFAULT '{}'

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::connection::db_error;
 use super::workspace::Workspace;
@@ -360,41 +360,63 @@ impl Store {
         backing_context_id: Option<&str>,
         at: Option<DateTime<Utc>>,
     ) -> Result<Rotation> {
-        let at = at.unwrap_or_else(Utc::now);
         let context = format!("cannot record a rotation of session {id:?}");
         self.write(&context, |tx| {
-            let session = require(tx, id)?;
-            let count = session.rotation_count + 1;
-            tx.execute(
-                "UPDATE sessions SET rotation_count = ?2, last_rotation_at = ?3,
-                     backing_context_id = ?4, last_activity_at = max(last_activity_at, ?3)
-                 WHERE id = ?1",
-                params![id, count as i64, to_millis(at), backing_context_id],
-            )
-            .map_err(|e| db_error(&context, e))?;
-            let name = session.name.as_deref().unwrap_or(&session.id);
-            let episode = Episode {
-                id: episode_id(id, &format!("rotation\0{count}")),
-                kind: EpisodeKind::Rotation,
-                tool_name: None,
-                call_id: None,
-                status: EpisodeStatus::Ok,
-                summary: format!("rotation #{count} of this session's backing context"),
-                content: format!(
-                    "Rotation #{count} of session \"{name}\": the backing context was replaced \
-                     to stay below the compaction ceiling. Earlier turns remain in memory \
-                     verbatim (recall, timeline, get_episode)."
-                ),
-                paths: Vec::new(),
-                created_at: at,
-                turn_seq: session.turn_count.saturating_sub(1),
-            };
-            let inserted = episodes::insert(tx, &session, &episode, self.options(), &[])?;
-            Ok(Rotation {
-                count,
-                at,
-                episode_id: inserted.unwrap_or(episode.id),
-            })
+            rotate_in(tx, self, id, backing_context_id, at, None)
         })
     }
+}
+
+/// Rotates session `id` inside `tx`: increments its rotation count, sets the backing context and
+/// time, marks the turn the rotation happened at, stores `pending_seed` (JSON) and writes the
+/// `rotation` episode. Shared by [`Store::record_rotation`] and [`Store::rotate_session`].
+pub(crate) fn rotate_in(
+    tx: &Transaction<'_>,
+    store: &Store,
+    id: &str,
+    backing_context_id: Option<&str>,
+    at: Option<DateTime<Utc>>,
+    pending_seed: Option<&str>,
+) -> Result<Rotation> {
+    let at = at.unwrap_or_else(Utc::now);
+    let context = format!("cannot record a rotation of session {id:?}");
+    let session = require(tx, id)?;
+    let count = session.rotation_count + 1;
+    tx.execute(
+        "UPDATE sessions SET rotation_count = ?2, last_rotation_at = ?3,
+             backing_context_id = ?4, last_activity_at = max(last_activity_at, ?3),
+             rotated_at_turn = turn_count, pending_seed = ?5
+         WHERE id = ?1",
+        params![
+            id,
+            count as i64,
+            to_millis(at),
+            backing_context_id,
+            pending_seed
+        ],
+    )
+    .map_err(|e| db_error(&context, e))?;
+    let name = session.name.as_deref().unwrap_or(&session.id);
+    let episode = Episode {
+        id: episode_id(id, &format!("rotation\0{count}")),
+        kind: EpisodeKind::Rotation,
+        tool_name: None,
+        call_id: None,
+        status: EpisodeStatus::Ok,
+        summary: format!("rotation #{count} of this session's backing context"),
+        content: format!(
+            "Rotation #{count} of session \"{name}\": the backing context was replaced \
+             to stay below the compaction ceiling. Earlier turns remain in memory \
+             verbatim (recall, timeline, get_episode)."
+        ),
+        paths: Vec::new(),
+        created_at: at,
+        turn_seq: session.turn_count.saturating_sub(1),
+    };
+    let inserted = episodes::insert(tx, &session, &episode, store.options(), &[])?;
+    Ok(Rotation {
+        count,
+        at,
+        episode_id: inserted.unwrap_or(episode.id),
+    })
 }

@@ -1,0 +1,131 @@
+//! Settings of a [`super::Memory`]: where the store is, which workspace, and the settings of each
+//! mechanism (store, rotation, workspace index, compression).
+//!
+//! `Default` gives the documented defaults without reading the environment;
+//! [`MemoryConfig::from_env`] layers the `CODEOID_*` variables on top, as a thin, separately
+//! testable step.
+
+use std::path::PathBuf;
+
+use crate::error::Result;
+use crate::index::IndexConfig;
+use crate::rotate::RotationConfig;
+use crate::store::StoreOptions;
+
+/// Everything [`super::Memory::open`] needs.
+#[derive(Debug, Clone)]
+pub struct MemoryConfig {
+    /// The store file; `None` means [`crate::store::default_path`] (`$CODEOID_DB` or the platform
+    /// data directory).
+    pub db_path: Option<PathBuf>,
+    /// A directory inside the workspace (a git checkout or any folder); `None` means the current
+    /// directory.
+    pub workspace_dir: Option<PathBuf>,
+    /// Tenant mixed into the workspace id, so two tenants in one directory do not share memory.
+    pub tenant: String,
+    /// `false` turns session memory off for the model: rotation seeds degrade to the generic
+    /// continuation notice and the workspace index is empty. Turns are still recorded.
+    pub memory_enabled: bool,
+    /// Store settings.
+    pub store: StoreOptions,
+    /// Rotation thresholds and guard.
+    pub rotation: RotationConfig,
+    /// Workspace index budget and rebuild schedule.
+    pub index: IndexConfig,
+    /// A compression rule file (JSON, see `docs/compression.md`); `None` uses the built-in rules.
+    pub compress_rules: Option<PathBuf>,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            db_path: None,
+            workspace_dir: None,
+            tenant: String::new(),
+            memory_enabled: true,
+            store: StoreOptions::default(),
+            rotation: RotationConfig::default(),
+            index: IndexConfig::default(),
+            compress_rules: None,
+        }
+    }
+}
+
+impl MemoryConfig {
+    /// The defaults with the environment applied: `CODEOID_AUTO_ROTATE` and the other rotation
+    /// variables, `CODEOID_WORKSPACE_INDEX` and the index variables, `CODEOID_MEMORY=0` (memory
+    /// off), `CODEOID_TENANT`, `CODEOID_COMPRESS_RULES`. `CODEOID_DB` is read when the store path
+    /// is resolved.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] naming a variable whose value does not parse.
+    pub fn from_env() -> Result<MemoryConfig> {
+        MemoryConfig::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// [`MemoryConfig::from_env`] over any variable lookup (tests pass a map).
+    ///
+    /// # Errors
+    /// As [`MemoryConfig::from_env`].
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<MemoryConfig> {
+        let mut config = MemoryConfig {
+            rotation: RotationConfig::from_lookup(&lookup)?,
+            index: IndexConfig::from_lookup(&lookup)?,
+            ..MemoryConfig::default()
+        };
+        if let Some(value) = lookup("CODEOID_MEMORY") {
+            config.memory_enabled = parse_switch("CODEOID_MEMORY", &value)?;
+        }
+        if let Some(tenant) = lookup("CODEOID_TENANT") {
+            config.tenant = tenant;
+        }
+        if let Some(rules) = lookup("CODEOID_COMPRESS_RULES").filter(|v| !v.is_empty()) {
+            config.compress_rules = Some(PathBuf::from(rules));
+        }
+        Ok(config)
+    }
+}
+
+fn parse_switch(name: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        other => Err(crate::Error::invalid_input(format!(
+            "{name}={other:?} is not a switch; use 1 or 0"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn environment_switches_memory_and_rotation() {
+        let config = MemoryConfig::from_lookup(lookup(&[
+            ("CODEOID_MEMORY", "0"),
+            ("CODEOID_AUTO_ROTATE", "1"),
+        ]))
+        .unwrap();
+        assert!(!config.memory_enabled);
+        assert!(config.rotation.auto_rotate);
+        let defaults = MemoryConfig::from_lookup(lookup(&[])).unwrap();
+        assert!(defaults.memory_enabled);
+        assert!(!defaults.rotation.auto_rotate);
+    }
+
+    #[test]
+    fn a_bad_switch_names_the_variable() {
+        let err = MemoryConfig::from_lookup(lookup(&[("CODEOID_MEMORY", "maybe")])).unwrap_err();
+        assert!(err.message().contains("CODEOID_MEMORY"), "{err}");
+    }
+}

@@ -1,0 +1,231 @@
+//! [`Memory`]: the one object a harness holds. It ties a store to a workspace and runs every
+//! mechanism of codeoid over it: recording turns, reading episodes back, rotation, the workspace
+//! index and compressed command runs.
+//!
+//! Each mechanism lives in its own module (`store`, `rotate`, `index`, `compress`...) and knows
+//! nothing of the others; this module is the thin layer that composes them, one file per
+//! capability. The C ABI and the Python bindings wrap `Memory`, so everything a harness needs is
+//! reachable from here.
+//!
+//! Scoping: a `Memory` is bound to one workspace. Every read a model can reach (episodes,
+//! timeline, sessions) is checked against it; another workspace's ids are "not found".
+//!
+//! `Memory` is `Send + Sync`; share it with `Arc`.
+
+mod config;
+mod index;
+mod rotation;
+mod run;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+pub use config::MemoryConfig;
+pub use rotation::{RotationOutcome, TurnOutcome};
+pub use run::StoreSink;
+
+use crate::canonical::Turn;
+use crate::compress::{Config as CompressConfig, Registry};
+use crate::error::{Error, Result};
+use crate::index::IndexScheduler;
+use crate::rotate::RotationPolicy;
+use crate::store::{
+    self, NewSession, Recorded, Session, Store, StoredEpisode, TimelinePage, TimelineQuery,
+    Workspace,
+};
+
+/// Session memory for one workspace.
+pub struct Memory {
+    store: Arc<Store>,
+    workspace: Workspace,
+    workspace_name: String,
+    config: MemoryConfig,
+    rotation: RotationPolicy,
+    compress: Registry,
+    /// One scheduler per calling session (the index labels that session `current`), so each
+    /// session's system prompt stays byte-stable between rebuilds.
+    indexes: Mutex<HashMap<String, IndexScheduler>>,
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory")
+            .field("store", &self.store.path())
+            .field("workspace", &self.workspace.id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Memory {
+    /// Opens (creating if needed) the store and binds it to the workspace of
+    /// `config.workspace_dir`.
+    ///
+    /// # Errors
+    /// Whatever opening the store reports ([`crate::ErrorKind::Corrupt`],
+    /// [`crate::ErrorKind::SchemaTooNew`], [`crate::ErrorKind::Io`]...), an invalid rotation or
+    /// index config ([`crate::ErrorKind::InvalidInput`]), or an unreadable compression rule file.
+    pub fn open(config: MemoryConfig) -> Result<Memory> {
+        let path = match &config.db_path {
+            Some(path) => path.clone(),
+            None => store::default_path()?,
+        };
+        let store = Arc::new(Store::open_with(&path, config.store.clone())?);
+        Memory::with_store(store, config)
+    }
+
+    /// Binds an already open store (shared with other `Memory` values or threads) to the
+    /// workspace of `config.workspace_dir`; `config.db_path` and `config.store` are ignored.
+    ///
+    /// # Errors
+    /// As [`Memory::open`], minus opening the store.
+    pub fn with_store(store: Arc<Store>, config: MemoryConfig) -> Result<Memory> {
+        let dir = match &config.workspace_dir {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("read", Path::new("the current directory"), e))?,
+        };
+        let workspace = Workspace::resolve_for_tenant(&dir, &config.tenant)?;
+        let workspace_name = workspace
+            .root()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| workspace.root().display().to_string());
+        let rotation = RotationPolicy::new(config.rotation.clone())?;
+        config.index.validate()?;
+        let compress = match &config.compress_rules {
+            Some(path) => Registry::new(&CompressConfig::load(path)?)?,
+            None => Registry::builtin()?,
+        };
+        Ok(Memory {
+            store,
+            workspace,
+            workspace_name,
+            config,
+            rotation,
+            compress,
+            indexes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The underlying store (shared).
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The workspace this memory is bound to.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// A short human name of the workspace: its root directory's name.
+    pub fn workspace_name(&self) -> &str {
+        &self.workspace_name
+    }
+
+    /// The settings this memory was opened with.
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    /// Starts a session in this workspace. With the id of an existing session of this workspace,
+    /// returns it unchanged.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] for an empty id; [`crate::ErrorKind::AlreadyExists`]
+    /// when the id belongs to another workspace.
+    pub fn start_session(&self, new: NewSession) -> Result<Session> {
+        self.store.create_session(&self.workspace, new)
+    }
+
+    /// Session `id` of this workspace.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when it does not exist here (another workspace's session
+    /// is not found either).
+    pub fn session(&self, id: &str) -> Result<Session> {
+        match self.store.session(id) {
+            Ok(session) if session.workspace_id == self.workspace.id() => Ok(session),
+            Ok(_) => Err(Error::not_found(format!(
+                "session {id:?} not found in this workspace; list sessions with Memory::sessions"
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every session of this workspace, oldest first.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn sessions(&self) -> Result<Vec<Session>> {
+        self.store.sessions(self.workspace.id())
+    }
+
+    /// Records turns in bulk (one transaction), for importers and replays. Unlike
+    /// [`Memory::record_turn`] it does not evaluate rotation: replaying history must not rotate.
+    ///
+    /// # Errors
+    /// As [`Store::record_turns`]; nothing is written when any turn is invalid.
+    pub fn record_turns(&self, session_id: &str, turns: &[Turn]) -> Result<Vec<Recorded>> {
+        self.session(session_id)?;
+        self.store.record_turns(session_id, turns)
+    }
+
+    /// Closes session `session_id`: pending tool calls become cancelled episodes and a buffered
+    /// final answer is stored. Returns the ids of the episodes this wrote.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when the session is not in this workspace.
+    pub fn finish_session(&self, session_id: &str) -> Result<Vec<String>> {
+        self.session(session_id)?;
+        self.store.finish_session(session_id)
+    }
+
+    /// One page of this workspace's timeline, newest first.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] for a limit out of range; [`crate::ErrorKind::NotFound`]
+    /// when `before` names an episode that is not in this workspace.
+    pub fn timeline(&self, query: &TimelineQuery) -> Result<TimelinePage> {
+        self.store.timeline(self.workspace.id(), query)
+    }
+
+    /// The model-facing text of a timeline page, labelled relative to `current_session`.
+    ///
+    /// # Errors
+    /// As [`Memory::timeline`].
+    pub fn timeline_text(
+        &self,
+        current_session: Option<&str>,
+        query: &TimelineQuery,
+    ) -> Result<String> {
+        self.store
+            .timeline_text(self.workspace.id(), current_session, query)
+    }
+
+    /// Episode `id` of this workspace, byte for byte.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when it does not exist in this workspace.
+    pub fn episode(&self, id: &str) -> Result<StoredEpisode> {
+        self.store.episode(self.workspace.id(), id)
+    }
+
+    /// The model-facing text of episode `id` (header, then the exact stored content).
+    ///
+    /// # Errors
+    /// As [`Memory::episode`].
+    pub fn episode_text(&self, current_session: Option<&str>, id: &str) -> Result<String> {
+        self.store
+            .episode_text(self.workspace.id(), current_session, id)
+    }
+
+    /// The exact bytes of raw blob `blob_id` (a capped episode's whole content, or a command's
+    /// stdout/stderr).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when no episode of this workspace links that blob.
+    pub fn blob(&self, blob_id: &str) -> Result<Vec<u8>> {
+        self.store.blob(self.workspace.id(), blob_id)
+    }
+}

@@ -1,0 +1,66 @@
+//! Compression over the store: [`StoreSink`] keeps a command's raw stdout and stderr as an
+//! episode before the compressed text is shown, so `get_episode` always has the original bytes.
+
+use super::Memory;
+use crate::compress::{Compressed, RawOutputSink, RunOutput, Runner};
+use crate::error::Result;
+use crate::store::{RawOutput, Store};
+
+/// A [`RawOutputSink`] that records raw command output as an episode of one session.
+#[derive(Clone, Copy)]
+pub struct StoreSink<'a> {
+    store: &'a Store,
+    session_id: &'a str,
+}
+
+impl<'a> StoreSink<'a> {
+    /// A sink writing to `session_id` of `store`.
+    pub fn new(store: &'a Store, session_id: &'a str) -> StoreSink<'a> {
+        StoreSink { store, session_id }
+    }
+}
+
+impl RawOutputSink for StoreSink<'_> {
+    fn store_raw(
+        &self,
+        command: &str,
+        stdout: &[u8],
+        stderr: &[u8],
+        exit_code: i32,
+    ) -> Result<String> {
+        self.store.record_raw_output(
+            self.session_id,
+            &RawOutput::new(command, stdout, stderr, Some(exit_code)),
+        )
+    }
+}
+
+impl Memory {
+    /// Compresses `stdout` of `command` with the configured rules, or `None` when no rule saves
+    /// enough (the output is then shown as is). Pure: nothing is stored; use [`Memory::run`] to
+    /// keep the raw bytes reachable.
+    pub fn compress(&self, command: &str, stdout: &[u8]) -> Option<Compressed> {
+        self.compress.compress(command, stdout)
+    }
+
+    /// Runs `command` with `sh -c` in the workspace root, stores its raw stdout and stderr as an
+    /// episode of `session_id` first, then returns the compressed stdout ending with the
+    /// `get_episode` hint. stderr and the exit code pass through unchanged; stdin is closed.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when the session is not in this workspace;
+    /// [`crate::ErrorKind::InvalidInput`] for an empty command; [`crate::ErrorKind::Io`] when the
+    /// shell cannot start. A failing command is not an error: see [`RunOutput::exit_code`].
+    pub fn run(&self, session_id: &str, command: &str) -> Result<RunOutput> {
+        self.session(session_id)?;
+        let runner = Runner::new(&self.compress)
+            .stdin(crate::compress::Stdin::Null)
+            .current_dir(self.workspace.root());
+        runner.run(command, &StoreSink::new(&self.store, session_id))
+    }
+
+    /// The compression rules in force.
+    pub fn compression_rules(&self) -> &crate::compress::Registry {
+        &self.compress
+    }
+}

@@ -1,0 +1,147 @@
+//! Rotation bookkeeping of a session: what the rotation policy needs persisted between turns.
+//!
+//! The policy itself (`crate::rotate`) is pure; this file stores its inputs and outputs:
+//! - the number of assistant turns since the last rotation is *derived* from the turns table
+//!   (`rotated_at_turn` marks where the last rotation happened), so it cannot drift from what was
+//!   actually recorded, in any configuration;
+//! - the pending seed is opaque JSON written in the same transaction as the rotation and taken
+//!   (read and cleared) atomically, so the first message after a rotation carries it exactly once,
+//!   even with several processes sharing the store;
+//! - a per-session context-window override.
+//!
+//! It does not decide anything: thresholds and seeds live in `crate::rotate`.
+
+use chrono::{DateTime, Utc};
+use rusqlite::{OptionalExtension, params};
+
+use super::Store;
+use super::connection::db_error;
+use super::sessions::{not_found, rotate_in};
+use crate::error::{Error, Result};
+use crate::store::Rotation;
+
+/// What the rotation policy needs to know about a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RotationBookkeeping {
+    /// Rotations so far.
+    pub rotation_count: u64,
+    /// Assistant turns recorded since the last rotation (or since the session started).
+    pub assistant_turns_since_rotation: u64,
+    /// The session's context-window override, if one was set.
+    pub context_window: Option<u64>,
+    /// The seed the next message must carry (JSON written by the caller), if not yet taken.
+    pub pending_seed: Option<String>,
+}
+
+impl Store {
+    /// The rotation bookkeeping of session `id`.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when there is no such session.
+    pub fn rotation_bookkeeping(&self, id: &str) -> Result<RotationBookkeeping> {
+        let context = format!("cannot read the rotation state of session {id:?}");
+        self.read(|conn| {
+            let row = conn
+                .prepare_cached(
+                    "SELECT rotation_count, rotated_at_turn, context_window, pending_seed
+                     FROM sessions WHERE id = ?1",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row([id], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, Option<i64>>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                        ))
+                    })
+                    .optional()
+                })
+                .map_err(|e| db_error(&context, e))?;
+            let (count, rotated_at_turn, window, seed) = row.ok_or_else(|| not_found(id))?;
+            let since: i64 = conn
+                .prepare_cached(
+                    "SELECT count(*) FROM turns
+                     WHERE session_id = ?1 AND seq >= ?2 AND role = 'assistant'",
+                )
+                .and_then(|mut stmt| stmt.query_row(params![id, rotated_at_turn], |r| r.get(0)))
+                .map_err(|e| db_error(&context, e))?;
+            Ok(RotationBookkeeping {
+                rotation_count: count.max(0) as u64,
+                assistant_turns_since_rotation: since.max(0) as u64,
+                context_window: window.map(|w| w.max(0) as u64),
+                pending_seed: seed,
+            })
+        })
+    }
+
+    /// Rotates session `id`: increments its rotation count, records the time and the new backing
+    /// context id, resets the turns-since-rotation mark, leaves `pending_seed` (JSON) for the next
+    /// message and writes a `rotation` episode the timeline shows, all in one transaction.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when there is no such session.
+    pub fn rotate_session(
+        &self,
+        id: &str,
+        backing_context_id: Option<&str>,
+        at: Option<DateTime<Utc>>,
+        pending_seed: Option<&str>,
+    ) -> Result<Rotation> {
+        let context = format!("cannot record a rotation of session {id:?}");
+        self.write(&context, |tx| {
+            rotate_in(tx, self, id, backing_context_id, at, pending_seed)
+        })
+    }
+
+    /// Takes the pending seed of session `id`: returns it and clears it in one transaction, so it
+    /// is handed out exactly once.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when there is no such session.
+    pub fn take_pending_seed(&self, id: &str) -> Result<Option<String>> {
+        let context = format!("cannot take the pending seed of session {id:?}");
+        self.write(&context, |tx| {
+            let seed: Option<Option<String>> = tx
+                .prepare_cached("SELECT pending_seed FROM sessions WHERE id = ?1")
+                .and_then(|mut stmt| stmt.query_row([id], |r| r.get(0)).optional())
+                .map_err(|e| db_error(&context, e))?;
+            let seed = seed.ok_or_else(|| not_found(id))?;
+            if seed.is_some() {
+                tx.execute(
+                    "UPDATE sessions SET pending_seed = NULL WHERE id = ?1",
+                    [id],
+                )
+                .map_err(|e| db_error(&context, e))?;
+            }
+            Ok(seed)
+        })
+    }
+
+    /// Sets (or with `None` clears) session `id`'s context-window override, in tokens.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] for a zero window; [`crate::ErrorKind::NotFound`] when
+    /// there is no such session.
+    pub fn set_context_window(&self, id: &str, tokens: Option<u64>) -> Result<()> {
+        if tokens == Some(0) {
+            return Err(Error::invalid_input(format!(
+                "context window 0 for session {id:?} is not a window; pass a token count or none"
+            )));
+        }
+        let stored = tokens.map(|t| i64::try_from(t).unwrap_or(i64::MAX));
+        let context = format!("cannot set the context window of session {id:?}");
+        self.write(&context, |tx| {
+            let changed = tx
+                .execute(
+                    "UPDATE sessions SET context_window = ?2 WHERE id = ?1",
+                    params![id, stored],
+                )
+                .map_err(|e| db_error(&context, e))?;
+            if changed == 0 {
+                return Err(not_found(id));
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,475 @@
+//! Integration tests of the `Memory` façade on real store files: rotation wired through the
+//! store (occupancy from primary calls only, the guard, seeds handed out once, the timeline
+//! event), the workspace index over SQLite, compressed command runs that keep raw bytes, and
+//! workspace scoping.
+
+use std::collections::HashSet;
+
+use codeoid_core::canonical::{CallUsage, Part, Role, Turn, Usage};
+use codeoid_core::rotate::Reason;
+use codeoid_core::store::{NewSession, TimelineQuery};
+use codeoid_core::{ErrorKind, Memory, MemoryConfig};
+
+use crate::store::evaldata;
+
+/// A memory over a fresh store file, bound to a fresh workspace directory.
+fn memory_with(config: MemoryConfig) -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("project");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let config = MemoryConfig {
+        db_path: Some(dir.path().join("codeoid.db")),
+        workspace_dir: Some(workspace),
+        ..config
+    };
+    let memory = Memory::open(config).unwrap();
+    (dir, memory)
+}
+
+fn memory() -> (tempfile::TempDir, Memory) {
+    memory_with(MemoryConfig::default())
+}
+
+fn assistant(text: &str, primary_tokens: u64, subagent_tokens: &[u64]) -> Turn {
+    let mut calls = vec![CallUsage {
+        input_tokens: 2,
+        cache_read_tokens: primary_tokens.saturating_sub(2),
+        output_tokens: 50,
+        ..CallUsage::default()
+    }];
+    calls.extend(subagent_tokens.iter().map(|&t| CallUsage {
+        input_tokens: t,
+        primary: false,
+        ..CallUsage::default()
+    }));
+    let mut turn = Turn::assistant_text(text);
+    turn.model = Some("claude-sonnet-4-5-20250929".into());
+    turn.usage = Some(Usage { calls });
+    turn
+}
+
+fn session(memory: &Memory, name: &str) -> String {
+    memory
+        .start_session(NewSession {
+            name: Some(name.into()),
+            model: Some("claude-sonnet-4-5-20250929".into()),
+            ..NewSession::default()
+        })
+        .unwrap()
+        .id
+}
+
+#[test]
+fn subagent_tokens_never_rotate_but_the_primary_hard_limit_does() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "parser port");
+    for i in 0..6 {
+        memory
+            .record_turn(&s, &Turn::user_text(format!("step {i}")))
+            .unwrap();
+        // 150k primary, 800k across subagents: 75% of a 200k window, no rotation.
+        let out = memory
+            .record_turn(&s, &assistant("working", 150_000, &[400_000, 400_000]))
+            .unwrap();
+        let decision = out.decision.unwrap();
+        assert!(!decision.should_rotate, "{decision:?}");
+        assert_eq!(decision.tokens, Some(150_000));
+        assert!(out.rotation.is_none());
+    }
+    memory
+        .record_turn(&s, &Turn::user_text("now port the lexer too"))
+        .unwrap();
+    let out = memory
+        .record_turn(&s, &assistant("deep in it", 195_000, &[]))
+        .unwrap();
+    let decision = out.decision.unwrap();
+    assert!(decision.should_rotate);
+    assert_eq!(decision.reason, Reason::HardThreshold);
+    let rotation = out
+        .rotation
+        .expect("the hard net fires with auto-rotation off");
+    assert_eq!(rotation.count, 1);
+    assert!(
+        rotation
+            .seed
+            .text
+            .contains("---\nnow port the lexer too\n---"),
+        "{}",
+        rotation.seed.text
+    );
+    assert!(
+        rotation
+            .seed
+            .text
+            .contains("Rotation #1 of this session (\"parser port\")")
+    );
+
+    let stored = memory.session(&s).unwrap();
+    assert_eq!(stored.rotation_count, 1);
+    assert_eq!(
+        stored.backing_context_id.as_deref(),
+        Some(rotation.backing_context_id.as_str())
+    );
+    assert!(stored.last_rotation_at.is_some());
+
+    // The seed is handed out exactly once.
+    assert_eq!(memory.take_seed(&s).unwrap(), Some(rotation.seed.clone()));
+    assert_eq!(memory.take_seed(&s).unwrap(), None);
+
+    // The timeline shows the rotation event.
+    let page = memory.timeline(&TimelineQuery::default()).unwrap();
+    assert!(page.episodes.iter().any(|e| e.id == rotation.episode_id));
+}
+
+#[test]
+fn the_guard_counts_every_assistant_turn_and_rotation_repeats_every_five() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "long haul");
+    memory
+        .record_turn(&s, &Turn::user_text("keep going"))
+        .unwrap();
+    let mut rotated_at = Vec::new();
+    for turn in 0..23 {
+        let out = memory
+            .record_turn(&s, &assistant("more", 196_000, &[]))
+            .unwrap();
+        if out.rotation.is_some() {
+            rotated_at.push(turn);
+        }
+    }
+    // Turns are 0-based: the 5th, 10th, 15th and 20th assistant turns rotate.
+    assert_eq!(rotated_at, vec![4, 9, 14, 19]);
+    assert_eq!(memory.session(&s).unwrap().rotation_count, 4);
+}
+
+#[test]
+fn manual_rotation_is_refused_before_the_guard_and_allowed_after() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "manual");
+    memory
+        .record_turn(&s, &Turn::user_text("refactor the store"))
+        .unwrap();
+    memory
+        .record_turn(&s, &assistant("on it", 1_000, &[]))
+        .unwrap();
+    let err = memory.rotate(&s, Some("ctx-new")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RotationRefused);
+    assert!(err.message().contains("4 more turn"), "{err}");
+    assert_eq!(memory.session(&s).unwrap().rotation_count, 0);
+    for _ in 0..4 {
+        memory
+            .record_turn(&s, &assistant("still on it", 1_000, &[]))
+            .unwrap();
+    }
+    let rotation = memory.rotate(&s, Some("ctx-new")).unwrap();
+    assert_eq!(rotation.backing_context_id, "ctx-new");
+    assert_eq!(
+        memory.session(&s).unwrap().backing_context_id.as_deref(),
+        Some("ctx-new")
+    );
+    // The guard starts again after a rotation.
+    assert_eq!(
+        memory.rotate(&s, None).unwrap_err().kind(),
+        ErrorKind::RotationRefused
+    );
+}
+
+#[test]
+fn without_memory_the_seed_is_the_generic_notice() {
+    let (_dir, memory) = memory_with(MemoryConfig {
+        memory_enabled: false,
+        ..MemoryConfig::default()
+    });
+    let s = session(&memory, "plain");
+    memory
+        .record_turn(&s, &Turn::user_text("secret plan"))
+        .unwrap();
+    for _ in 0..5 {
+        memory
+            .record_turn(&s, &assistant("ok", 199_000, &[]))
+            .unwrap();
+    }
+    let seed = memory.take_seed(&s).unwrap().unwrap();
+    assert!(!seed.text.contains("secret plan"));
+    assert!(seed.text.contains("session memory is disabled"));
+    assert_eq!(memory.workspace_index(Some(&s)).unwrap(), "");
+}
+
+#[test]
+fn a_session_window_override_changes_occupancy() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "small window");
+    memory.set_context_window(&s, Some(100_000)).unwrap();
+    memory.record_turn(&s, &Turn::user_text("go")).unwrap();
+    let out = memory
+        .record_turn(&s, &assistant("x", 50_000, &[]))
+        .unwrap();
+    let decision = out.decision.unwrap();
+    assert_eq!(decision.window.tokens, 100_000);
+    assert!((decision.occupancy.unwrap() - 0.5).abs() < 1e-9);
+    assert_eq!(memory.rotation_decision(&s).unwrap().tokens, Some(50_000));
+    assert_eq!(
+        memory.set_context_window(&s, Some(0)).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+}
+
+#[test]
+fn missing_usage_is_no_signal_and_never_rotates() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "no usage");
+    memory.record_turn(&s, &Turn::user_text("hi")).unwrap();
+    for _ in 0..8 {
+        let out = memory
+            .record_turn(&s, &Turn::assistant_text("hello"))
+            .unwrap();
+        let decision = out.decision.unwrap();
+        assert_eq!(decision.reason, Reason::NoSignal);
+        assert!(!decision.should_rotate);
+    }
+    let fresh = session(&memory, "empty");
+    assert_eq!(
+        memory.rotation_decision(&fresh).unwrap().reason,
+        Reason::NoSignal
+    );
+    assert_eq!(
+        memory.rotation_decision("nope").unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+}
+
+#[test]
+fn workspace_index_is_empty_then_byte_stable() {
+    let (_dir, memory) = memory();
+    assert_eq!(memory.workspace_index(None).unwrap(), "");
+    let s = session(&memory, "indexing");
+    memory
+        .record_turn(&s, &Turn::user_text("explain the chunker"))
+        .unwrap();
+    memory
+        .record_turn(&s, &Turn::assistant_text("it pairs calls and results"))
+        .unwrap();
+    memory.finish_session(&s).unwrap();
+    let first = memory.workspace_index(Some(&s)).unwrap();
+    assert!(first.starts_with("# Memory Index — project\n"), "{first}");
+    assert!(first.contains("explain the chunker"), "{first}");
+    assert!(first.contains("`recall(\"<topic>\")`"), "{first}");
+    // New episodes within the minimum interval do not change the text.
+    memory
+        .record_turn(&s, &Turn::user_text("and the store?"))
+        .unwrap();
+    memory
+        .record_turn(&s, &Turn::assistant_text("sqlite"))
+        .unwrap();
+    memory.finish_session(&s).unwrap();
+    assert_eq!(memory.workspace_index(Some(&s)).unwrap(), first);
+}
+
+#[test]
+fn run_keeps_raw_output_and_passes_stderr_and_exit_code() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "shell");
+    // 400 lines of `ls`-like output (over the 1 KiB pass-through limit) and a failing exit.
+    let command = "for i in $(seq 1 400); do echo src/module_$i.rs; done; echo oops >&2; exit 3";
+    let out = memory.run(&s, command).unwrap();
+    assert_eq!(out.exit_code, 3);
+    assert_eq!(out.stderr, b"oops\n");
+    let id = out.episode_id.clone().unwrap();
+    let episode = memory.episode(&id).unwrap();
+    let stdout_blob = episode.blobs.iter().find(|b| b.role == "stdout").unwrap();
+    let raw = memory.blob(&stdout_blob.blob_id).unwrap();
+    let expected: String = (1..=400).map(|i| format!("src/module_{i}.rs\n")).collect();
+    assert_eq!(raw, expected.as_bytes());
+    let shown = String::from_utf8(out.stdout).unwrap();
+    if out.compressed.is_some() {
+        assert!(shown.contains(&format!("get_episode(\"{id}\")")), "{shown}");
+        assert!(shown.len() < expected.len());
+    } else {
+        assert_eq!(shown, expected);
+    }
+}
+
+#[test]
+fn another_workspace_is_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("codeoid.db");
+    let open = |name: &str| {
+        let ws = dir.path().join(name);
+        std::fs::create_dir_all(&ws).unwrap();
+        Memory::open(MemoryConfig {
+            db_path: Some(db.clone()),
+            workspace_dir: Some(ws),
+            ..MemoryConfig::default()
+        })
+        .unwrap()
+    };
+    let a = open("a");
+    let b = open("b");
+    let s = session(&a, "mine");
+    a.record_turn(&s, &Turn::user_text("private")).unwrap();
+    a.record_turn(&s, &Turn::assistant_text("noted")).unwrap();
+    a.finish_session(&s).unwrap();
+    let id = a.timeline(&TimelineQuery::default()).unwrap().episodes[0]
+        .id
+        .clone();
+    assert!(a.episode(&id).is_ok());
+    assert_eq!(b.episode(&id).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(b.session(&s).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        b.record_turn(&s, &Turn::user_text("x")).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+}
+
+/// Issue 4's end-to-end replay: a long real Claude Code session, turn by turn with its real
+/// usage, against a 60k window. Rotations must fire exactly where the raw numbers say, each seed
+/// must anchor on the right prompt, and every episode from before a rotation stays reachable.
+#[test]
+fn replaying_a_real_session_rotates_exactly_where_the_numbers_say() {
+    let log =
+        evaldata().join("claude-code-sessions/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl");
+    let imported = codeoid_core::import::read_path(&log).unwrap();
+    let main = imported
+        .sessions
+        .iter()
+        .find(|s| s.kind == codeoid_core::import::SessionKind::Main)
+        .unwrap();
+    let (_dir, memory) = memory();
+    let s = session(&memory, "replay");
+    let window = 60_000u64;
+    memory.set_context_window(&s, Some(window)).unwrap();
+
+    // Expected rotation points from the raw numbers alone: integer arithmetic on the largest
+    // primary call, the 97% hard limit, and the 5-turn guard counting assistant turns.
+    let mut expected = Vec::new();
+    let mut since = 0u64;
+    let mut last_prompt: Option<String> = None;
+    let mut expected_anchors = Vec::new();
+    for (index, turn) in main.turns.iter().enumerate() {
+        if turn.role == Role::User
+            && turn.is_user_prompt()
+            && !turn.meta.contains_key("compaction_summary")
+        {
+            last_prompt = Some(turn.text());
+        }
+        if turn.role != Role::Assistant {
+            continue;
+        }
+        since += 1;
+        let tokens = turn.usage.as_ref().and_then(|u| {
+            u.calls
+                .iter()
+                .filter(|c| c.primary)
+                .map(|c| c.input_tokens + c.cache_read_tokens + c.cache_creation_tokens)
+                .max()
+        });
+        if let Some(tokens) = tokens {
+            if since >= 5 && tokens * 100 >= window * 97 && last_prompt.is_some() {
+                expected.push(index);
+                expected_anchors.push(last_prompt.clone().unwrap());
+                since = 0;
+            }
+        }
+    }
+    assert!(
+        expected.len() >= 3,
+        "the session must exercise rotation: {expected:?}"
+    );
+
+    let mut fired = Vec::new();
+    let mut episodes_before = Vec::new();
+    for (index, turn) in main.turns.iter().enumerate() {
+        let out = memory.record_turn(&s, turn).unwrap();
+        if let Some(rotation) = out.rotation {
+            fired.push(index);
+            let anchor = &expected_anchors[fired.len() - 1];
+            let shown: String = anchor.chars().take(1500).collect();
+            assert!(
+                rotation.seed.text.contains(shown.trim()),
+                "rotation {} anchor",
+                fired.len()
+            );
+            assert_eq!(memory.take_seed(&s).unwrap(), Some(rotation.seed));
+            episodes_before = all_episode_ids(&memory);
+        }
+    }
+    assert_eq!(fired, expected);
+    // Every episode that existed at the last rotation is still reachable by id and timeline.
+    let now: HashSet<String> = all_episode_ids(&memory).into_iter().collect();
+    for id in &episodes_before {
+        assert!(now.contains(id));
+        assert!(memory.episode(id).is_ok());
+    }
+}
+
+/// Walks the whole timeline with `before` and returns every episode id once.
+fn all_episode_ids(memory: &Memory) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut query = TimelineQuery {
+        limit: 60,
+        ..TimelineQuery::default()
+    };
+    loop {
+        let page = memory.timeline(&query).unwrap();
+        ids.extend(page.episodes.iter().map(|e| e.id.clone()));
+        match page.next {
+            Some(next) => {
+                query = TimelineQuery {
+                    before: next.before,
+                    limit: next.limit,
+                    offset: 0,
+                }
+            }
+            None => break,
+        }
+    }
+    let unique: HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "timeline walk repeated an episode");
+    ids
+}
+
+#[test]
+fn a_tool_result_part_never_counts_as_a_prompt_for_the_anchor() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "anchor");
+    memory
+        .record_turn(&s, &Turn::user_text("the real request"))
+        .unwrap();
+    let mut call = Turn::new(
+        Role::Assistant,
+        vec![Part::ToolCall(codeoid_core::canonical::ToolCall {
+            id: "c1".into(),
+            provider_id: None,
+            name: "Read".into(),
+            input: serde_json::json!({"file_path": "src/lib.rs"}),
+        })],
+    );
+    call.usage = assistant("", 10, &[]).usage;
+    memory.record_turn(&s, &call).unwrap();
+    memory
+        .record_turn(
+            &s,
+            &Turn::new(
+                Role::User,
+                vec![Part::ToolResult(codeoid_core::canonical::ToolResult {
+                    call_id: "c1".into(),
+                    parts: vec![codeoid_core::canonical::ToolResultPart::Text {
+                        text: "fn main() {}".into(),
+                    }],
+                    is_error: false,
+                })],
+            ),
+        )
+        .unwrap();
+    for _ in 0..4 {
+        memory
+            .record_turn(&s, &assistant("reading", 10, &[]))
+            .unwrap();
+    }
+    let rotation = memory.rotate(&s, None).unwrap();
+    assert!(
+        rotation.seed.text.contains("---\nthe real request\n---"),
+        "{}",
+        rotation.seed.text
+    );
+}
