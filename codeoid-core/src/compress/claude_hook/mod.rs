@@ -95,7 +95,13 @@ pub fn pre_tool_use(input: &str, codeoid: &str, guard: &Guard) -> Result<Option<
     if guard.protects(command) {
         return Ok(None);
     }
-    let Some(wrapped) = wrap_command(codeoid, command) else {
+    // The session id routes raw outputs to the Claude Code session that produced them, so an
+    // import of that session's log later finds them in the same session.
+    let session = object
+        .get("session_id")
+        .and_then(Value::as_str)
+        .filter(|id| is_plain_session_id(id));
+    let Some(wrapped) = wrap_command_in_session(codeoid, session, command) else {
         return Ok(None);
     };
     let mut updated = tool_input.clone();
@@ -112,6 +118,15 @@ pub fn pre_tool_use(input: &str, codeoid: &str, guard: &Guard) -> Result<Option<
 /// `command` rewritten to run through `codeoid run`, or `None` when it should run as it is (see
 /// the module docs). Leading `cd <dir> &&` steps stay outside.
 pub fn wrap_command(codeoid: &str, command: &str) -> Option<String> {
+    wrap_command_in_session(codeoid, None, command)
+}
+
+/// [`wrap_command`] with `--session <id>` passed to `codeoid run` when `session` is given.
+pub fn wrap_command_in_session(
+    codeoid: &str,
+    session: Option<&str>,
+    command: &str,
+) -> Option<String> {
     let (prefix, rest) = split_leading_cds(command);
     let shape = CommandShape::parse(rest);
     let runs_something = shape.pipelines.iter().any(|p| !p.is_setup());
@@ -120,10 +135,19 @@ pub fn wrap_command(codeoid: &str, command: &str) -> Option<String> {
     if rest.trim().is_empty() || shape.background || !runs_something || already {
         return None;
     }
+    let session = session.map_or_else(String::new, |id| format!(" --session {}", shell_quote(id)));
     Some(format!(
-        "{prefix}{program} run -- {}",
+        "{prefix}{program} run{session} -- {}",
         shell_quote(rest.trim())
     ))
+}
+
+/// Session ids the hook passes on: what Claude Code mints (UUIDs), nothing a shell could misread
+/// even though the id is quoted anyway.
+fn is_plain_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Splits `cd dir && cd other && rest` into (`"cd dir && cd other && "`, `"rest"`). Only

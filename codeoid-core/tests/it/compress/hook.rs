@@ -81,7 +81,7 @@ fn rewritten_commands_reach_codeoid_run_intact() {
     let stand_in = bin.path().join("codeoid");
     std::fs::write(
         &stand_in,
-        "#!/bin/sh\n[ \"$1\" = run ] && [ \"$2\" = -- ] && [ $# -eq 3 ] || { echo \"bad arguments: $*\" >&2; exit 99; }\nexec sh -c \"$3\"\n",
+        "#!/bin/sh\n[ \"$1\" = run ] && [ \"$2\" = --session ] && [ \"$3\" = abc123 ] && [ \"$4\" = -- ] && [ $# -eq 5 ] || { echo \"bad arguments: $*\" >&2; exit 99; }\nexec sh -c \"$5\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -95,7 +95,7 @@ fn rewritten_commands_reach_codeoid_run_intact() {
             .unwrap()
             .unwrap();
         let wrapped = rewritten(&answer);
-        assert!(wrapped.contains("codeoid run -- '"), "{wrapped}");
+        assert!(wrapped.contains("codeoid run --session 'abc123' -- '"), "{wrapped}");
         let run = |line: &str| {
             Command::new("sh")
                 .arg("-c")
@@ -143,7 +143,7 @@ fn the_directory_change_of_a_leading_cd_stays_outside_the_wrapper() {
     .unwrap();
     assert_eq!(
         rewritten(&answer),
-        "cd /tmp && cd .. && codeoid run -- 'cargo test 2>&1'"
+        "cd /tmp && cd .. && codeoid run --session 'abc123' -- 'cargo test 2>&1'"
     );
 }
 
@@ -180,5 +180,12 @@ fn commands_a_deny_or_ask_rule_could_match_are_left_to_claude_code() {
     let answer = pre_tool_use(&hook_input("cargo test"), "codeoid", &guard)
         .unwrap()
         .unwrap();
+    assert_eq!(rewritten(&answer), "codeoid run --session 'abc123' -- 'cargo test'");
+}
+
+#[test]
+fn a_session_id_a_shell_could_misread_is_not_passed_on() {
+    let input = hook_input("cargo test").replace("abc123", "x'; rm -rf ~; '");
+    let answer = pre_tool_use(&input, "codeoid", &Guard::none()).unwrap().unwrap();
     assert_eq!(rewritten(&answer), "codeoid run -- 'cargo test'");
 }
