@@ -1,5 +1,72 @@
-//! The `codeoid` command-line tool.
+//! The `codeoid` command-line tool: import session logs, walk and search memory, run commands
+//! with compressed output, and the Claude Code hook.
+//!
+//! Every command is a thin layer over `codeoid_core::Memory`; this crate owns argument parsing,
+//! progress display and exit codes, nothing else. Errors print their full cause chain on stderr
+//! and exit with status 1 (2 for usage errors, from clap).
 
-fn main() {
-    println!("codeoid {}", env!("CARGO_PKG_VERSION"));
+mod context;
+mod read;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Session memory for AI coding agents: the context window is a cache, the session history is a
+/// database.
+#[derive(Debug, Parser)]
+#[command(name = "codeoid", version, about, long_about = None)]
+struct Cli {
+    /// The store file [default: $CODEOID_DB, else codeoid.db in the platform data directory].
+    #[arg(long, global = true, value_name = "FILE")]
+    db: Option<PathBuf>,
+    /// The workspace: a directory inside it, or a workspace id (`ws_…`, see `codeoid stats`)
+    /// [default: the current directory].
+    #[arg(long, short = 'w', global = true, value_name = "DIR|ID")]
+    workspace: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Walk the workspace's episodes, newest first.
+    Timeline(read::TimelineArgs),
+    /// Print one episode: its model-facing text, or the exact stored bytes with --raw.
+    Show(read::ShowArgs),
+    /// List the workspace's sessions with their lineage and rotations.
+    Sessions,
+    /// Counts per workspace in the store.
+    Stats,
+    /// Print the workspace index block a system prompt would carry.
+    Index(read::IndexArgs),
+    /// Run a shell command, store its raw output, print it compressed.
+    Run(run::RunArgs),
+    /// Hook entry points for agent harnesses.
+    Hook(run::HookArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let context = context::Context::new(cli.db, cli.workspace);
+    let result = match cli.command {
+        Command::Timeline(args) => read::timeline(&context, &args),
+        Command::Show(args) => read::show(&context, &args),
+        Command::Sessions => read::sessions(&context),
+        Command::Stats => read::stats(&context),
+        Command::Index(args) => read::index(&context, &args),
+        Command::Run(args) => return run::run(&context, &args),
+        Command::Hook(args) => return run::hook(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped early (`codeoid show … | head`) is not a failure.
+        Err(err) if context::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("codeoid: {}", context::describe(&err));
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -86,6 +86,21 @@ impl Memory {
                 .map_err(|e| Error::io("read", Path::new("the current directory"), e))?,
         };
         let workspace = Workspace::resolve_for_tenant(&dir, &config.tenant)?;
+        Memory::for_workspace(store, workspace, config)
+    }
+
+    /// Binds an already open store to a known `workspace` (for example one listed by
+    /// [`Store::workspaces`]); `config.workspace_dir`, `config.tenant`, `config.db_path` and
+    /// `config.store` are ignored.
+    ///
+    /// # Errors
+    /// An invalid rotation or index config ([`crate::ErrorKind::InvalidInput`]) or an unreadable
+    /// compression rule file.
+    pub fn for_workspace(
+        store: Arc<Store>,
+        workspace: Workspace,
+        config: MemoryConfig,
+    ) -> Result<Memory> {
         let workspace_name = workspace
             .root()
             .file_name()

@@ -147,7 +147,9 @@ pub fn wrap_command_in_session(
 fn is_plain_session_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Splits `cd dir && cd other && rest` into (`"cd dir && cd other && "`, `"rest"`). Only

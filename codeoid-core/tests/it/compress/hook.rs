@@ -95,7 +95,10 @@ fn rewritten_commands_reach_codeoid_run_intact() {
             .unwrap()
             .unwrap();
         let wrapped = rewritten(&answer);
-        assert!(wrapped.contains("codeoid run --session 'abc123' -- '"), "{wrapped}");
+        assert!(
+            wrapped.contains("codeoid run --session 'abc123' -- '"),
+            "{wrapped}"
+        );
         let run = |line: &str| {
             Command::new("sh")
                 .arg("-c")
@@ -180,12 +183,17 @@ fn commands_a_deny_or_ask_rule_could_match_are_left_to_claude_code() {
     let answer = pre_tool_use(&hook_input("cargo test"), "codeoid", &guard)
         .unwrap()
         .unwrap();
-    assert_eq!(rewritten(&answer), "codeoid run --session 'abc123' -- 'cargo test'");
+    assert_eq!(
+        rewritten(&answer),
+        "codeoid run --session 'abc123' -- 'cargo test'"
+    );
 }
 
 #[test]
 fn a_session_id_a_shell_could_misread_is_not_passed_on() {
     let input = hook_input("cargo test").replace("abc123", "x'; rm -rf ~; '");
-    let answer = pre_tool_use(&input, "codeoid", &Guard::none()).unwrap().unwrap();
+    let answer = pre_tool_use(&input, "codeoid", &Guard::none())
+        .unwrap()
+        .unwrap();
     assert_eq!(rewritten(&answer), "codeoid run -- 'cargo test'");
 }

@@ -1,0 +1,84 @@
+//! What every command needs: the store path and the workspace, resolved from `--db`,
+//! `--workspace`, the environment and the current directory, opened lazily.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use codeoid_core::store::{Store, Workspace, WorkspaceSource, default_path};
+use codeoid_core::{Memory, MemoryConfig};
+
+/// Global options, resolved on demand.
+pub struct Context {
+    db: Option<PathBuf>,
+    workspace: Option<String>,
+}
+
+impl Context {
+    pub fn new(db: Option<PathBuf>, workspace: Option<String>) -> Context {
+        Context { db, workspace }
+    }
+
+    /// The store file this invocation uses.
+    pub fn db_path(&self) -> Result<PathBuf> {
+        match &self.db {
+            Some(path) => Ok(path.clone()),
+            None => Ok(default_path()?),
+        }
+    }
+
+    /// Opens the store, creating its directory when needed.
+    pub fn store(&self) -> Result<Arc<Store>> {
+        let path = self.db_path()?;
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!("cannot create the store directory {}", parent.display())
+            })?;
+        }
+        Ok(Arc::new(Store::open(&path)?))
+    }
+
+    /// A memory bound to the selected workspace (a directory, a `ws_…` id, or the current
+    /// directory), with the configuration of the environment.
+    pub fn memory(&self) -> Result<Memory> {
+        let store = self.store()?;
+        let config = MemoryConfig::from_env()?;
+        let workspace = match self.workspace.as_deref() {
+            Some(id) if id.starts_with("ws_") && !std::path::Path::new(id).exists() => {
+                let record = store
+                    .workspaces()?
+                    .into_iter()
+                    .find(|w| w.id == id)
+                    .with_context(|| {
+                        format!("workspace {id} is not in the store; `codeoid stats` lists them")
+                    })?;
+                Workspace::from_parts(
+                    &record.tenant,
+                    &record.key,
+                    &record.root,
+                    WorkspaceSource::Directory,
+                )
+            }
+            Some(dir) => Workspace::resolve_for_tenant(dir, &config.tenant)?,
+            None => Workspace::resolve_for_tenant(std::env::current_dir()?, &config.tenant)?,
+        };
+        Ok(Memory::for_workspace(store, workspace, config)?)
+    }
+}
+
+/// An error with its whole cause chain, and the hint codeoid errors carry after `;`.
+pub fn describe(err: &anyhow::Error) -> String {
+    if let Some(core) = err.downcast_ref::<codeoid_core::Error>() {
+        return core.full_message();
+    }
+    format!("{err:#}")
+}
+
+/// `true` when the error is a write to a closed pipe.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,165 @@
+//! Read-only commands: `timeline`, `show`, `sessions`, `stats`, `index`.
+
+use std::io::Write;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use codeoid_core::store::{Session, TimelineQuery, iso8601};
+
+use crate::context::Context;
+
+/// Arguments of `codeoid timeline`.
+#[derive(Debug, Args)]
+pub struct TimelineArgs {
+    /// Episodes per page (1..=60).
+    #[arg(long, short = 'n', default_value_t = 20)]
+    limit: u64,
+    /// Episodes to skip.
+    #[arg(long, default_value_t = 0)]
+    offset: u64,
+    /// Start just older than this episode (stable while new episodes arrive).
+    #[arg(long, value_name = "EPISODE_ID")]
+    before: Option<String>,
+    /// Label episodes relative to this session (`current session` / `prior session #N`).
+    #[arg(long, value_name = "SESSION_ID")]
+    session: Option<String>,
+}
+
+pub fn timeline(context: &Context, args: &TimelineArgs) -> Result<()> {
+    let memory = context.memory()?;
+    let query = TimelineQuery {
+        offset: args.offset,
+        limit: args.limit,
+        before: args.before.clone(),
+    };
+    print!("{}", memory.timeline_text(args.session.as_deref(), &query)?);
+    Ok(())
+}
+
+/// Arguments of `codeoid show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The episode to print.
+    episode_id: String,
+    /// Print the exact stored content bytes, nothing else.
+    #[arg(long, conflicts_with = "blob")]
+    raw: bool,
+    /// Print a raw blob of the episode: `stdout`, `stderr` (command runs) or `content` (the
+    /// whole of an oversize episode).
+    #[arg(long, value_name = "ROLE")]
+    blob: Option<String>,
+    /// Label the episode relative to this session.
+    #[arg(long, value_name = "SESSION_ID")]
+    session: Option<String>,
+}
+
+pub fn show(context: &Context, args: &ShowArgs) -> Result<()> {
+    let memory = context.memory()?;
+    let mut out = std::io::stdout().lock();
+    if let Some(role) = &args.blob {
+        let episode = memory.episode(&args.episode_id)?;
+        let Some(blob) = episode.blobs.iter().find(|b| &b.role == role) else {
+            let roles: Vec<&str> = episode.blobs.iter().map(|b| b.role.as_str()).collect();
+            bail!(
+                "episode {} has no {role:?} blob; it has {}",
+                args.episode_id,
+                if roles.is_empty() {
+                    "none".to_string()
+                } else {
+                    roles.join(", ")
+                }
+            );
+        };
+        out.write_all(&memory.blob(&blob.blob_id)?)?;
+    } else if args.raw {
+        out.write_all(memory.episode(&args.episode_id)?.content.as_bytes())?;
+    } else {
+        writeln!(
+            out,
+            "{}",
+            memory.episode_text(args.session.as_deref(), &args.episode_id)?
+        )?;
+    }
+    Ok(())
+}
+
+pub fn sessions(context: &Context) -> Result<()> {
+    let memory = context.memory()?;
+    let sessions = memory.sessions()?;
+    if sessions.is_empty() {
+        println!("no sessions in workspace {} yet", memory.workspace().id());
+    }
+    for (ordinal, session) in sessions.iter().enumerate() {
+        println!("{}", session_line(ordinal + 1, session));
+    }
+    Ok(())
+}
+
+/// One line per session: ordinal, id, name, turns, rotations, lineage.
+pub fn session_line(ordinal: usize, session: &Session) -> String {
+    let mut line = format!(
+        "#{ordinal} {} [{}] {} turns",
+        session.id,
+        iso8601(session.created_at),
+        session.turn_count
+    );
+    if let Some(name) = &session.name {
+        line.push_str(&format!(" \"{name}\""));
+    }
+    if session.rotation_count > 0 {
+        line.push_str(&format!(", rotated {}×", session.rotation_count));
+    }
+    if let Some(lineage) = &session.lineage {
+        let at = lineage
+            .at_turn
+            .map_or_else(|| "the tip".to_string(), |t| format!("turn {t}"));
+        let parent = lineage
+            .parent_name
+            .as_deref()
+            .unwrap_or(&lineage.parent_session_id);
+        line.push_str(&format!(", {} of {parent} at {at}", lineage.kind.as_str()));
+    }
+    line
+}
+
+pub fn stats(context: &Context) -> Result<()> {
+    let store = context.store()?;
+    let workspaces = store.workspaces()?;
+    println!("store: {}", context.db_path()?.display());
+    if workspaces.is_empty() {
+        println!("no workspaces yet; `codeoid import <path>` records session logs");
+    }
+    for ws in workspaces {
+        let stats = store.workspace_stats(&ws.id)?;
+        let last = stats
+            .last_activity
+            .map_or_else(|| "never".to_string(), iso8601);
+        println!(
+            "{}  {}  {} episodes, {} sessions, last activity {last}",
+            ws.id, ws.root, stats.episodes, stats.sessions
+        );
+    }
+    Ok(())
+}
+
+/// Arguments of `codeoid index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Build it as seen from this session (listed as `current`).
+    #[arg(long, value_name = "SESSION_ID")]
+    session: Option<String>,
+}
+
+pub fn index(context: &Context, args: &IndexArgs) -> Result<()> {
+    let memory = context.memory()?;
+    let text = memory.workspace_index(args.session.as_deref())?;
+    if text.is_empty() {
+        eprintln!(
+            "the workspace index of {} is empty (no episodes yet, or CODEOID_WORKSPACE_INDEX=0)",
+            memory.workspace().id()
+        );
+    } else {
+        println!("{text}");
+    }
+    Ok(())
+}

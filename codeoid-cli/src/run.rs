@@ -1,0 +1,152 @@
+//! `codeoid run` (a command with compressed stdout, raw output stored first) and
+//! `codeoid hook claude-code` (the `PreToolUse` hook that routes Bash calls through it).
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use codeoid_core::compress::claude_hook::{Guard, pre_tool_use, settings_paths};
+use codeoid_core::store::NewSession;
+
+use crate::context::{Context, describe};
+
+/// Arguments of `codeoid run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Store the raw output in this session (created if needed) [default: $CODEOID_SESSION, else
+    /// the workspace's `shell` session].
+    #[arg(long, value_name = "SESSION_ID")]
+    session: Option<String>,
+    /// The command line, as one argument: `codeoid run -- 'cargo test 2>&1'`.
+    #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Runs the command; exits with its exit code. Failures of codeoid itself exit 1 after saying
+/// why on stderr (the command may not have run then).
+pub fn run(context: &Context, args: &RunArgs) -> ExitCode {
+    match try_run(context, args) {
+        Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+        Err(err) => {
+            eprintln!("codeoid run: {}", describe(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
+    // Several words are joined as a shell would see them; one word is used byte for byte.
+    let command = args.command.join(" ");
+    let memory = context.memory()?;
+    let session_id = match args.session.clone().or_else(|| {
+        std::env::var("CODEOID_SESSION")
+            .ok()
+            .filter(|s| !s.is_empty())
+    }) {
+        Some(id) => id,
+        None => format!("{}-shell", memory.workspace().id()),
+    };
+    let name = if session_id.ends_with("-shell") {
+        "shell"
+    } else {
+        "harness session"
+    };
+    memory.start_session(NewSession {
+        id: Some(session_id.clone()),
+        name: Some(name.to_string()),
+        ..NewSession::default()
+    })?;
+    let output = memory.run(&session_id, &command)?;
+    std::io::stdout().lock().write_all(&output.stdout)?;
+    std::io::stderr().lock().write_all(&output.stderr)?;
+    if let Some(err) = &output.store_error {
+        eprintln!(
+            "codeoid run: raw output not stored, shown uncompressed: {}",
+            err.full_message()
+        );
+    }
+    Ok(output.exit_code)
+}
+
+/// Arguments of `codeoid hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    harness: Harness,
+}
+
+#[derive(Debug, Subcommand)]
+enum Harness {
+    /// Claude Code `PreToolUse` hook: reads the hook input on stdin and rewrites Bash calls to run
+    /// through `codeoid run` (see docs/compression.md).
+    ClaudeCode,
+    /// Print the Claude Code settings JSON that installs the hook.
+    ClaudeCodeSettings,
+}
+
+/// Answers the hook. Exit 0 with the answer (or nothing) on stdout; exit 1 with the reason on
+/// stderr, which Claude Code treats as a non-blocking error (the call runs unchanged).
+pub fn hook(args: &HookArgs) -> ExitCode {
+    let result = match args.harness {
+        Harness::ClaudeCode => claude_code_hook(),
+        Harness::ClaudeCodeSettings => {
+            let settings =
+                codeoid_core::compress::claude_hook::claude_code_settings(&program_name());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&settings).unwrap_or_default()
+            );
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("codeoid hook: {}", describe(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn claude_code_hook() -> anyhow::Result<()> {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input)?;
+    let project = serde_json::from_str::<serde_json::Value>(&input)
+        .ok()
+        .and_then(|v| v.get("cwd").and_then(|c| c.as_str()).map(PathBuf::from))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let texts: Vec<String> = settings_paths(&project, &home)
+        .into_iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .collect();
+    let guard = Guard::from_settings(&texts);
+    if let Some(answer) = pre_tool_use(&input, &program_name(), &guard)? {
+        println!("{answer}");
+    }
+    Ok(())
+}
+
+/// How the hook refers to this program: `codeoid` when that is what `PATH` finds, else the
+/// absolute path of this executable.
+fn program_name() -> String {
+    let current = std::env::current_exe().ok();
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("codeoid"))
+            .find(|candidate| candidate.is_file())
+    });
+    match (current, on_path) {
+        (Some(current), Some(found))
+            if std::fs::canonicalize(&current).ok() == std::fs::canonicalize(&found).ok() =>
+        {
+            "codeoid".to_string()
+        }
+        (Some(current), _) => current.display().to_string(),
+        (None, _) => "codeoid".to_string(),
+    }
+}
