@@ -32,7 +32,7 @@ pub fn timeline(context: &Context, args: &TimelineArgs) -> Result<()> {
         limit: args.limit,
         before: args.before.clone(),
     };
-    print!("{}", memory.timeline_text(args.session.as_deref(), &query)?);
+    write!(std::io::stdout().lock(), "{}", memory.timeline_text(args.session.as_deref(), &query)?)?;
     Ok(())
 }
 
@@ -86,11 +86,12 @@ pub fn show(context: &Context, args: &ShowArgs) -> Result<()> {
 pub fn sessions(context: &Context) -> Result<()> {
     let memory = context.memory()?;
     let sessions = memory.sessions()?;
+    let mut out = std::io::stdout().lock();
     if sessions.is_empty() {
-        println!("no sessions in workspace {} yet", memory.workspace().id());
+        writeln!(out, "no sessions in workspace {} yet", memory.workspace().id())?;
     }
     for (ordinal, session) in sessions.iter().enumerate() {
-        println!("{}", session_line(ordinal + 1, session));
+        writeln!(out, "{}", session_line(ordinal + 1, session))?;
     }
     Ok(())
 }
@@ -125,19 +126,21 @@ pub fn session_line(ordinal: usize, session: &Session) -> String {
 pub fn stats(context: &Context) -> Result<()> {
     let store = context.store()?;
     let workspaces = store.workspaces()?;
-    println!("store: {}", context.db_path()?.display());
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "store: {}", context.db_path()?.display())?;
     if workspaces.is_empty() {
-        println!("no workspaces yet; `codeoid import <path>` records session logs");
+        writeln!(out, "no workspaces yet; `codeoid import <path>` records session logs")?;
     }
     for ws in workspaces {
         let stats = store.workspace_stats(&ws.id)?;
         let last = stats
             .last_activity
             .map_or_else(|| "never".to_string(), iso8601);
-        println!(
+        writeln!(
+            out,
             "{}  {}  {} episodes, {} sessions, last activity {last}",
             ws.id, ws.root, stats.episodes, stats.sessions
-        );
+        )?;
     }
     Ok(())
 }
@@ -159,7 +162,7 @@ pub fn index(context: &Context, args: &IndexArgs) -> Result<()> {
             memory.workspace().id()
         );
     } else {
-        println!("{text}");
+        writeln!(std::io::stdout().lock(), "{text}")?;
     }
     Ok(())
 }
