@@ -16,15 +16,21 @@
 //! See `docs/embeddings.md`.
 
 mod bert;
-pub mod checkpoint;
+mod checkpoint;
+mod download;
 mod embedder;
 mod identity;
 mod pool;
+mod resolve;
 mod tokenize;
 mod windows;
 
-pub use checkpoint::{Checkpoint, Pooling};
+pub use checkpoint::{Checkpoint, MIN_SEQ_LEN, Pooling};
+pub use download::{DownloadProgress, DownloadSource, ProgressFn};
 pub use embedder::{Embedder, EmbedderOptions, EpisodeText};
+pub use resolve::{
+    DEFAULT_ENDPOINT, DEFAULT_MODEL_REPO, MODEL_DIR_ENV, ModelLocator, ModelSource, ResolvedModel,
+};
 pub use windows::WindowPolicy;
 
 #[cfg(test)]

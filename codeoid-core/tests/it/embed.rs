@@ -11,8 +11,8 @@ use codeoid_core::ErrorKind;
 use codeoid_core::embed::{Embedder, EmbedderOptions, EpisodeText, Pooling, WindowPolicy};
 use serde_json::Value;
 
-// mod download;
-// mod resolve;
+mod download;
+mod resolve;
 
 /// The test model directory; a clear failure (not a skip) when it is not configured.
 pub(crate) fn model_dir() -> PathBuf {
