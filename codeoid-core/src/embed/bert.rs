@@ -1,68 +1,237 @@
 //! The BERT encoder forward pass: token ids in, one hidden vector per token out.
 //!
-//! Invariants: input batches are right-padded with a per-row length; padded positions never
-//! influence real positions (the attention mask removes them). Output rows are
-//! `[batch * seq_len * hidden]`, row-major.
+//! A small implementation of the standard post-norm BERT encoder (embeddings + LayerNorm, then
+//! per layer: fused QKV projection, scaled dot-product attention, output projection + residual
+//! + LayerNorm, GELU feed-forward + residual + LayerNorm), written for throughput on a CPU:
 //!
-//! Deliberately not here: tokenization, pooling, normalization.
+//! - Sequences are *packed*, not padded: the position-wise layers (every matrix multiply, norm
+//!   and activation) run over the concatenated real tokens of the batch, and attention runs per
+//!   sequence over its own tokens. No work is spent on padding and no mask is needed, so a
+//!   text's output cannot depend on its batch.
+//! - Q, K and V come from one matrix multiply against weights concatenated at load time; all
+//!   weights are stored pre-transposed (`[in, out]`), so every multiply streams them in order.
+//! - Attention for each (sequence, head) pair is an independent task on the rayon pool.
+//!
+//! Weights are read with candle from `model.safetensors` (any float dtype, converted to f32);
+//! tensor names follow Hugging Face's `BertModel`, with or without a `bert.` prefix.
+//!
+//! Deliberately not here: tokenization, pooling, normalization; the element-wise kernels
+//! (`kernels`).
+
+use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config, HiddenAct};
+use rayon::prelude::*;
 
 use super::checkpoint::BertConfig;
+use super::kernels::{add_bias, add_layer_norm, gelu, gelu_tanh, matmul, relu, softmax_rows};
 use crate::error::{Error, ErrorKind, Result};
 
-/// A loaded BERT encoder.
+/// Tokens per chunk of element-wise work handed to one rayon task.
+const ROWS_PER_TASK: usize = 64;
+
+#[derive(Debug, Clone, Copy)]
+enum Activation {
+    Gelu,
+    GeluTanh,
+    Relu,
+}
+
+/// A dense layer, weights stored `[inputs, outputs]` row-major.
+struct Linear {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+struct Norm {
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
+}
+
+struct Layer {
+    qkv: Linear,
+    attention_out: Linear,
+    attention_norm: Norm,
+    up: Linear,
+    down: Linear,
+    output_norm: Norm,
+}
+
+/// A loaded BERT encoder. Immutable, so shared freely across threads.
 pub(crate) struct Bert {
-    model: BertModel,
+    word: Vec<f32>,
+    position: Vec<f32>,
+    token_type: Vec<f32>,
+    embedding_norm: Norm,
+    layers: Vec<Layer>,
     hidden: usize,
+    heads: usize,
+    max_positions: usize,
+    eps: f32,
+    activation: Activation,
+}
+
+/// Reads named tensors out of a safetensors buffer as f32 vectors, checking shapes.
+struct Tensors<'a> {
+    tensors: HashMap<String, Tensor>,
+    prefix: &'static str,
+    origin: &'a str,
+}
+
+impl Tensors<'_> {
+    fn take(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let full = format!("{}{name}", self.prefix);
+        let tensor = self.tensors.remove(&full).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Model,
+                format!("{} has no tensor {full}; it is not a BERT checkpoint or does not match its config.json", self.origin),
+            )
+        })?;
+        if tensor.dims() != shape {
+            return Err(Error::new(
+                ErrorKind::Model,
+                format!(
+                    "{} has tensor {full} of shape {:?} but config.json implies {shape:?}; the files do not belong together",
+                    self.origin,
+                    tensor.dims()
+                ),
+            ));
+        }
+        tensor
+            .to_dtype(DType::F32)
+            .and_then(|t| t.flatten_all())
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(|err| {
+                Error::new(
+                    ErrorKind::Model,
+                    format!(
+                        "cannot read tensor {full} of {}; re-download the model",
+                        self.origin
+                    ),
+                )
+                .with_source(err)
+            })
+    }
+
+    /// A `Linear` from PyTorch's `[out, in]` weight, transposed to `[in, out]`.
+    fn linear(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Linear> {
+        let weight = self.take(&format!("{name}.weight"), &[outputs, inputs])?;
+        let bias = self.take(&format!("{name}.bias"), &[outputs])?;
+        Ok(Linear {
+            weight: transpose(&weight, outputs, inputs),
+            bias,
+            inputs,
+            outputs,
+        })
+    }
+
+    fn norm(&mut self, name: &str, width: usize) -> Result<Norm> {
+        Ok(Norm {
+            gamma: self.take(&format!("{name}.weight"), &[width])?,
+            beta: self.take(&format!("{name}.bias"), &[width])?,
+        })
+    }
+}
+
+/// `[rows, cols]` to `[cols, rows]`.
+fn transpose(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut out = vec![0f32; values.len()];
+    for (r, row) in values.chunks_exact(cols).enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            out[c * rows + r] = *v;
+        }
+    }
+    out
+}
+
+/// Concatenates linears over their outputs (Q, K, V into one `[in, 3 * out]`).
+fn concat_outputs(parts: &[Linear]) -> Linear {
+    let inputs = parts[0].inputs;
+    let outputs: usize = parts.iter().map(|p| p.outputs).sum();
+    let mut weight = Vec::with_capacity(inputs * outputs);
+    for row in 0..inputs {
+        for part in parts {
+            weight.extend_from_slice(&part.weight[row * part.outputs..(row + 1) * part.outputs]);
+        }
+    }
+    let bias = parts.iter().flat_map(|p| p.bias.iter().copied()).collect();
+    Linear {
+        weight,
+        bias,
+        inputs,
+        outputs,
+    }
 }
 
 impl Bert {
-    /// Builds the encoder from the tensors of `model.safetensors` (already read into memory).
+    /// Builds the encoder from the bytes of `model.safetensors`.
     ///
     /// # Errors
-    /// [`ErrorKind::Model`] when the file is not valid safetensors or lacks a tensor of the
-    /// shape `config` implies.
+    /// [`ErrorKind::Model`] when the bytes are not safetensors or a tensor is missing or has
+    /// the wrong shape for `config`.
     pub(crate) fn load(weights: &[u8], config: &BertConfig, origin: &str) -> Result<Bert> {
-        let device = Device::Cpu;
-        let tensors = candle_core::safetensors::load_buffer(weights, &device).map_err(|err| {
-            Error::new(
-                ErrorKind::Model,
-                format!("{origin} is not a valid safetensors file; re-download the model"),
-            )
-            .with_source(err)
-        })?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let hidden_act = match config.hidden_act.as_str() {
-            "relu" => HiddenAct::Relu,
-            "gelu_new" | "gelu_pytorch_tanh" => HiddenAct::GeluApproximate,
-            _ => HiddenAct::Gelu,
+        let tensors =
+            candle_core::safetensors::load_buffer(weights, &Device::Cpu).map_err(|err| {
+                Error::new(
+                    ErrorKind::Model,
+                    format!("{origin} is not a valid safetensors file; re-download the model"),
+                )
+                .with_source(err)
+            })?;
+        let prefix = if tensors.contains_key("bert.embeddings.word_embeddings.weight") {
+            "bert."
+        } else {
+            ""
         };
-        let candle_config = Config {
-            vocab_size: config.vocab_size,
-            hidden_size: config.hidden_size,
-            num_hidden_layers: config.num_hidden_layers,
-            num_attention_heads: config.num_attention_heads,
-            intermediate_size: config.intermediate_size,
-            hidden_act,
-            max_position_embeddings: config.max_position_embeddings,
-            type_vocab_size: config.type_vocab_size,
-            layer_norm_eps: config.layer_norm_eps,
-            model_type: Some("bert".to_owned()),
-            ..Config::default()
+        let mut t = Tensors {
+            tensors,
+            prefix,
+            origin,
         };
-        let model = BertModel::load(vb, &candle_config).map_err(|err| {
-            Error::new(
-                ErrorKind::Model,
-                format!("{origin} does not hold the BERT weights config.json describes; re-download the model"),
-            )
-            .with_source(err)
-        })?;
+        let (h, i) = (config.hidden_size, config.intermediate_size);
+        let word = t.take("embeddings.word_embeddings.weight", &[config.vocab_size, h])?;
+        let position = t.take(
+            "embeddings.position_embeddings.weight",
+            &[config.max_position_embeddings, h],
+        )?;
+        let token_type = t.take(
+            "embeddings.token_type_embeddings.weight",
+            &[config.type_vocab_size, h],
+        )?;
+        let embedding_norm = t.norm("embeddings.LayerNorm", h)?;
+        let mut layers = Vec::with_capacity(config.num_hidden_layers);
+        for index in 0..config.num_hidden_layers {
+            let p = format!("encoder.layer.{index}");
+            let q = t.linear(&format!("{p}.attention.self.query"), h, h)?;
+            let k = t.linear(&format!("{p}.attention.self.key"), h, h)?;
+            let v = t.linear(&format!("{p}.attention.self.value"), h, h)?;
+            layers.push(Layer {
+                qkv: concat_outputs(&[q, k, v]),
+                attention_out: t.linear(&format!("{p}.attention.output.dense"), h, h)?,
+                attention_norm: t.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
+                up: t.linear(&format!("{p}.intermediate.dense"), h, i)?,
+                down: t.linear(&format!("{p}.output.dense"), i, h)?,
+                output_norm: t.norm(&format!("{p}.output.LayerNorm"), h)?,
+            });
+        }
+        let activation = match config.hidden_act.as_str() {
+            "relu" => Activation::Relu,
+            "gelu_new" | "gelu_pytorch_tanh" => Activation::GeluTanh,
+            _ => Activation::Gelu,
+        };
         Ok(Bert {
-            model,
-            hidden: config.hidden_size,
+            word,
+            position,
+            token_type,
+            embedding_norm,
+            layers,
+            hidden: h,
+            heads: config.num_attention_heads,
+            max_positions: config.max_position_embeddings,
+            eps: config.layer_norm_eps as f32,
+            activation,
         })
     }
 
@@ -71,32 +240,197 @@ impl Bert {
         self.hidden
     }
 
-    /// Runs the encoder on `rows` (each at most the padded length) and returns the last hidden
-    /// state, `[rows.len() * padded_len * hidden]`, plus the padded length.
+    /// Runs the encoder on `sequences` and returns the last hidden state of their tokens,
+    /// packed: sequence after sequence, `[total tokens, hidden]`.
     ///
     /// # Errors
-    /// [`ErrorKind::Model`] when candle fails (for instance a token id beyond the vocabulary).
-    pub(crate) fn forward(&self, rows: &[&[u32]]) -> Result<(Vec<f32>, usize)> {
-        let padded_len = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-        let batch = rows.len();
-        let mut ids = vec![0u32; batch * padded_len];
-        let mut mask = vec![0u32; batch * padded_len];
-        for (row, tokens) in rows.iter().enumerate() {
-            let start = row * padded_len;
-            ids[start..start + tokens.len()].copy_from_slice(tokens);
-            mask[start..start + tokens.len()].fill(1);
+    /// [`ErrorKind::Model`] when a token id is outside the vocabulary or a sequence is longer
+    /// than the position embeddings (the tokenizer and model do not belong together).
+    pub(crate) fn forward(&self, sequences: &[&[u32]]) -> Result<Vec<f32>> {
+        let h = self.hidden;
+        let vocab = self.word.len() / h;
+        for seq in sequences {
+            if seq.len() > self.max_positions {
+                return Err(Error::new(
+                    ErrorKind::Model,
+                    format!(
+                        "a sequence of {} tokens exceeds the model's {} positions; lower max_seq_length",
+                        seq.len(),
+                        self.max_positions
+                    ),
+                ));
+            }
+            if let Some(&bad) = seq.iter().find(|&&id| id as usize >= vocab) {
+                return Err(Error::new(
+                    ErrorKind::Model,
+                    format!(
+                        "token id {bad} is outside the model's vocabulary of {vocab}; tokenizer.json and model.safetensors do not belong together"
+                    ),
+                ));
+            }
         }
-        let run = || -> candle_core::Result<Vec<f32>> {
-            let device = Device::Cpu;
-            let ids = Tensor::from_vec(ids, (batch, padded_len), &device)?;
-            let mask = Tensor::from_vec(mask, (batch, padded_len), &device)?;
-            let types = ids.zeros_like()?;
-            let out = self.model.forward(&ids, &types, Some(&mask))?;
-            out.flatten_all()?.to_vec1::<f32>()
+        let offsets: Vec<usize> = sequences
+            .iter()
+            .scan(0, |acc, s| {
+                let start = *acc;
+                *acc += s.len();
+                Some(start)
+            })
+            .collect();
+        let total: usize = sequences.iter().map(|s| s.len()).sum();
+        let threads = rayon::current_num_threads();
+
+        let mut x = vec![0f32; total * h];
+        for (seq, &start) in sequences.iter().zip(&offsets) {
+            for (pos, &id) in seq.iter().enumerate() {
+                let row = &mut x[(start + pos) * h..(start + pos + 1) * h];
+                let word = &self.word[id as usize * h..(id as usize + 1) * h];
+                let position = &self.position[pos * h..(pos + 1) * h];
+                for (((o, w), p), t) in row
+                    .iter_mut()
+                    .zip(word)
+                    .zip(position)
+                    .zip(&self.token_type[..h])
+                {
+                    *o = w + p + t;
+                }
+            }
+        }
+        let zeros = vec![0f32; total * h];
+        self.norm_rows(&mut x, &zeros, &self.embedding_norm);
+
+        let mut qkv = vec![0f32; total * 3 * h];
+        let mut context = vec![0f32; total * h];
+        let mut projected = vec![0f32; total * h];
+        let mut inner = vec![0f32; total * self.layers.first().map_or(0, |l| l.up.outputs)];
+        for layer in &self.layers {
+            self.dense(&mut qkv, &x, &layer.qkv, total, threads);
+            self.attention(&mut context, &qkv, sequences, &offsets);
+            self.dense(
+                &mut projected,
+                &context,
+                &layer.attention_out,
+                total,
+                threads,
+            );
+            self.norm_rows(&mut projected, &x, &layer.attention_norm);
+            std::mem::swap(&mut x, &mut projected);
+
+            self.dense(&mut inner, &x, &layer.up, total, threads);
+            let width = layer.up.outputs;
+            let activation = self.activation;
+            inner
+                .par_chunks_mut(ROWS_PER_TASK * width)
+                .for_each(|chunk| match activation {
+                    Activation::Gelu => gelu(chunk),
+                    Activation::GeluTanh => gelu_tanh(chunk),
+                    Activation::Relu => relu(chunk),
+                });
+            self.dense(&mut projected, &inner, &layer.down, total, threads);
+            self.norm_rows(&mut projected, &x, &layer.output_norm);
+            std::mem::swap(&mut x, &mut projected);
+        }
+        Ok(x)
+    }
+
+    /// `out = input × weight + bias` over `rows` tokens.
+    fn dense(&self, out: &mut [f32], input: &[f32], linear: &Linear, rows: usize, threads: usize) {
+        let n = linear.outputs;
+        matmul(
+            out,
+            n,
+            input,
+            linear.inputs,
+            &linear.weight,
+            n,
+            false,
+            (rows, linear.inputs, n),
+            1.0,
+            threads,
+        );
+        out.par_chunks_mut(ROWS_PER_TASK * n)
+            .for_each(|chunk| add_bias(chunk, &linear.bias));
+    }
+
+    /// In place: `x = LayerNorm(x + residual)`.
+    fn norm_rows(&self, x: &mut [f32], residual: &[f32], norm: &Norm) {
+        let h = self.hidden;
+        x.par_chunks_mut(ROWS_PER_TASK * h)
+            .zip(residual.par_chunks(ROWS_PER_TASK * h))
+            .for_each(|(rows, res)| add_layer_norm(rows, res, &norm.gamma, &norm.beta, self.eps));
+    }
+
+    /// Scaled dot-product attention of every sequence over its own tokens, head by head.
+    fn attention(&self, context: &mut [f32], qkv: &[f32], sequences: &[&[u32]], offsets: &[usize]) {
+        let h = self.hidden;
+        let d = h / self.heads;
+        let stride = 3 * h;
+        let scale = 1.0 / (d as f32).sqrt();
+        let tasks: Vec<(usize, usize)> = (0..sequences.len())
+            .filter(|&s| !sequences[s].is_empty())
+            .flat_map(|s| (0..self.heads).map(move |head| (s, head)))
+            .collect();
+        // Each task returns its head's context rows; the scatter below is cheap next to the work.
+        let results: Vec<Vec<f32>> = tasks
+            .par_iter()
+            .map(|&(s, head)| {
+                let n = sequences[s].len();
+                let base = offsets[s] * stride;
+                let rows = &qkv[base..base + n * stride];
+                let q = &rows[head * d..];
+                let k = &rows[h + head * d..];
+                let v = &rows[2 * h + head * d..];
+                let mut scores = vec![0f32; n * n];
+                matmul(
+                    &mut scores,
+                    n,
+                    q,
+                    stride,
+                    k,
+                    stride,
+                    true,
+                    (n, d, n),
+                    scale,
+                    1,
+                );
+                softmax_rows(&mut scores, n);
+                let mut out = vec![0f32; n * d];
+                matmul(&mut out, d, &scores, n, v, stride, false, (n, n, d), 1.0, 1);
+                out
+            })
+            .collect();
+        for (&(s, head), out) in tasks.iter().zip(results) {
+            for (pos, values) in out.chunks_exact(d).enumerate() {
+                let row = (offsets[s] + pos) * h + head * d;
+                context[row..row + d].copy_from_slice(values);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_and_concat_keep_every_weight_in_place() {
+        let t = transpose(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3);
+        assert_eq!(t, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        let a = Linear {
+            weight: vec![1.0, 2.0, 3.0, 4.0],
+            bias: vec![0.1, 0.2],
+            inputs: 2,
+            outputs: 2,
         };
-        let hidden = run().map_err(|err| {
-            Error::new(ErrorKind::Model, "the BERT forward pass failed").with_source(err)
-        })?;
-        Ok((hidden, padded_len))
+        let b = Linear {
+            weight: vec![5.0, 6.0],
+            bias: vec![0.3],
+            inputs: 2,
+            outputs: 1,
+        };
+        let c = concat_outputs(&[a, b]);
+        assert_eq!((c.inputs, c.outputs), (2, 3));
+        assert_eq!(c.weight, vec![1.0, 2.0, 5.0, 3.0, 4.0, 6.0]);
+        assert_eq!(c.bias, vec![0.1, 0.2, 0.3]);
     }
 }

@@ -287,16 +287,6 @@ impl Embedder {
             return Ok(Vec::new());
         }
         let ids = self.tokenizer.encode(texts)?;
-        let vocab = self.checkpoint.bert.vocab_size;
-        if let Some(&bad) = ids.iter().flatten().find(|&&id| id as usize >= vocab) {
-            return Err(Error::new(
-                ErrorKind::Model,
-                format!(
-                    "the tokenizer of {} produced token id {bad} but the model has {vocab} embeddings; tokenizer.json and model.safetensors do not belong together",
-                    self.checkpoint.dir().display()
-                ),
-            ));
-        }
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
         let dim = self.dim();
         let pooling = self.checkpoint.pooling();
@@ -307,11 +297,13 @@ impl Embedder {
             self.options.max_batch_tokens,
         ) {
             let rows: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
-            let (hidden, padded_len) = self.bert.forward(&rows)?;
-            for (row, &index) in batch.iter().enumerate() {
-                let start = row * padded_len * dim;
-                let slice = &hidden[start..start + padded_len * dim];
-                out[index] = pool_row(slice, lengths[index], dim, pooling);
+            // Packed output: each sequence's tokens follow the previous sequence's.
+            let hidden = self.bert.forward(&rows)?;
+            let mut start = 0;
+            for &index in &batch {
+                let end = start + lengths[index] * dim;
+                out[index] = pool_row(&hidden[start..end], lengths[index], dim, pooling);
+                start = end;
             }
         }
         Ok(out)

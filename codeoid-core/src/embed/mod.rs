@@ -20,6 +20,7 @@ mod checkpoint;
 mod download;
 mod embedder;
 mod identity;
+mod kernels;
 mod pool;
 mod resolve;
 mod tokenize;
