@@ -10,7 +10,10 @@
 //!   text's output cannot depend on its batch.
 //! - Q, K and V come from one matrix multiply against weights concatenated at load time; all
 //!   weights are stored pre-transposed (`[in, out]`), so every multiply streams them in order.
-//! - Attention for each (sequence, head) pair is an independent task on the rayon pool.
+//! - Attention for each (sequence, head) pair is an independent task on the rayon pool; every
+//!   other step runs on tiles of at most 256 rows, one rayon task per tile, fused from the
+//!   attention output to the end of the layer so a tile's feed-forward activations stay in the
+//!   core's L2 cache instead of streaming megabytes through memory for each operation.
 //!
 //! Weights are read with candle from `model.safetensors` (any float dtype, converted to f32);
 //! tensor names follow Hugging Face's `BertModel`, with or without a `bert.` prefix.
@@ -26,9 +29,6 @@ use rayon::prelude::*;
 use super::checkpoint::BertConfig;
 use super::kernels::{add_bias, add_layer_norm, gelu, gelu_tanh, matmul, relu, softmax_rows};
 use crate::error::{Error, ErrorKind, Result};
-
-/// Tokens per chunk of element-wise work handed to one rayon task.
-const ROWS_PER_TASK: usize = 64;
 
 #[derive(Debug, Clone, Copy)]
 enum Activation {
@@ -296,68 +296,62 @@ impl Bert {
                 }
             }
         }
-        let zeros = vec![0f32; total * h];
-        self.norm_rows(&mut x, &zeros, &self.embedding_norm);
+        let tile = tile_rows(total, threads);
+        let zeros = vec![0f32; tile * h];
+        x.par_chunks_mut(tile * h).for_each(|rows| {
+            add_layer_norm(
+                rows,
+                &zeros[..rows.len()],
+                &self.embedding_norm.gamma,
+                &self.embedding_norm.beta,
+                self.eps,
+            )
+        });
 
         let mut qkv = vec![0f32; total * 3 * h];
         let mut context = vec![0f32; total * h];
-        let mut projected = vec![0f32; total * h];
-        let mut inner = vec![0f32; total * self.layers.first().map_or(0, |l| l.up.outputs)];
         for layer in &self.layers {
-            self.dense(&mut qkv, &x, &layer.qkv, total, threads);
+            qkv.par_chunks_mut(tile * 3 * h)
+                .zip(x.par_chunks(tile * h))
+                .for_each(|(out, rows)| dense(out, rows, &layer.qkv));
             self.attention(&mut context, &qkv, sequences, &offsets);
-            self.dense(
-                &mut projected,
-                &context,
-                &layer.attention_out,
-                total,
-                threads,
-            );
-            self.norm_rows(&mut projected, &x, &layer.attention_norm);
-            std::mem::swap(&mut x, &mut projected);
-
-            self.dense(&mut inner, &x, &layer.up, total, threads);
-            let width = layer.up.outputs;
-            let activation = self.activation;
-            inner
-                .par_chunks_mut(ROWS_PER_TASK * width)
-                .for_each(|chunk| match activation {
-                    Activation::Gelu => gelu(chunk),
-                    Activation::GeluTanh => gelu_tanh(chunk),
-                    Activation::Relu => relu(chunk),
-                });
-            self.dense(&mut projected, &inner, &layer.down, total, threads);
-            self.norm_rows(&mut projected, &x, &layer.output_norm);
-            std::mem::swap(&mut x, &mut projected);
+            x.par_chunks_mut(tile * h)
+                .zip(context.par_chunks(tile * h))
+                .for_each(|(rows, context)| self.layer_tail(rows, context, layer));
         }
         Ok(x)
     }
 
-    /// `out = input × weight + bias` over `rows` tokens.
-    fn dense(&self, out: &mut [f32], input: &[f32], linear: &Linear, rows: usize, threads: usize) {
-        let n = linear.outputs;
-        matmul(
-            out,
-            n,
-            input,
-            linear.inputs,
-            &linear.weight,
-            n,
-            false,
-            (rows, linear.inputs, n),
-            1.0,
-            threads,
-        );
-        out.par_chunks_mut(ROWS_PER_TASK * n)
-            .for_each(|chunk| add_bias(chunk, &linear.bias));
-    }
-
-    /// In place: `x = LayerNorm(x + residual)`.
-    fn norm_rows(&self, x: &mut [f32], residual: &[f32], norm: &Norm) {
+    /// Everything after attention for one tile of rows, in place on `x` (the layer's input):
+    /// output projection, residual, LayerNorm, feed-forward, residual, LayerNorm. A tile's
+    /// intermediate activations stay in the core's cache.
+    fn layer_tail(&self, x: &mut [f32], context: &[f32], layer: &Layer) {
         let h = self.hidden;
-        x.par_chunks_mut(ROWS_PER_TASK * h)
-            .zip(residual.par_chunks(ROWS_PER_TASK * h))
-            .for_each(|(rows, res)| add_layer_norm(rows, res, &norm.gamma, &norm.beta, self.eps));
+        let rows = x.len() / h;
+        let mut attended = vec![0f32; rows * h];
+        dense(&mut attended, context, &layer.attention_out);
+        add_layer_norm(
+            &mut attended,
+            x,
+            &layer.attention_norm.gamma,
+            &layer.attention_norm.beta,
+            self.eps,
+        );
+        let mut inner = vec![0f32; rows * layer.up.outputs];
+        dense(&mut inner, &attended, &layer.up);
+        match self.activation {
+            Activation::Gelu => gelu(&mut inner),
+            Activation::GeluTanh => gelu_tanh(&mut inner),
+            Activation::Relu => relu(&mut inner),
+        }
+        dense(x, &inner, &layer.down);
+        add_layer_norm(
+            x,
+            &attended,
+            &layer.output_norm.gamma,
+            &layer.output_norm.beta,
+            self.eps,
+        );
     }
 
     /// Scaled dot-product attention of every sequence over its own tokens, head by head.
@@ -406,6 +400,35 @@ impl Bert {
             }
         }
     }
+}
+
+/// `out = input × weight + bias` for the rows of `input`, on the calling thread (callers
+/// parallelize over tiles of rows).
+fn dense(out: &mut [f32], input: &[f32], linear: &Linear) {
+    let rows = input.len() / linear.inputs;
+    let n = linear.outputs;
+    matmul(
+        out,
+        n,
+        input,
+        linear.inputs,
+        &linear.weight,
+        n,
+        false,
+        (rows, linear.inputs, n),
+        1.0,
+        1,
+    );
+    add_bias(out, &linear.bias);
+}
+
+/// Rows per tile of position-wise work: small enough that a tile's feed-forward activations
+/// (`rows * intermediate` floats) stay in a core's L2 cache, large enough for efficient matrix
+/// multiplies, and at least one tile per thread when there is enough work.
+fn tile_rows(total: usize, threads: usize) -> usize {
+    const MAX_TILE: usize = 256;
+    const MIN_TILE: usize = 16;
+    total.div_ceil(threads.max(1)).clamp(MIN_TILE, MAX_TILE)
 }
 
 #[cfg(test)]
