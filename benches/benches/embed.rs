@@ -1,6 +1,7 @@
 //! Embedding throughput and query latency of the local embedder on the MiniLM test model, and
 //! the same corpus through ONNX Runtime's int8 export, side by side in one run.
 //!
+//! Also measures the "before", a plain candle-transformers `BertModel` with per-batch padding.
 //! Throughput is in real tokens per second (special tokens included, padding not) and episodes
 //! per second, at batch sizes 1, 8 and 32, over 64 episode-sized documents cut from codeoid's
 //! own sources (code and prose, 50 to 256 tokens; frozen in `benches/data/embed_corpus.json`). Query latency is for a 10-word
@@ -18,6 +19,70 @@ use std::time::{Duration, Instant};
 
 use codeoid_core::embed::{Embedder, EmbedderOptions};
 use criterion::{Criterion, Throughput};
+
+mod baseline {
+    //! The "before": a plain candle-transformers `BertModel`, as in candle's examples and the
+    //! first version of codeoid's embedder: inputs in the given order, each batch padded to its
+    //! longest member and masked, mean pooling. Kept here only as the comparison point.
+
+    use candle_core::{DType, Device, Tensor};
+    use candle_nn::VarBuilder;
+    use candle_transformers::models::bert::{BertModel, Config};
+    use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+    pub struct Baseline {
+        model: BertModel,
+        tokenizer: Tokenizer,
+    }
+
+    impl Baseline {
+        pub fn load(dir: &std::path::Path, max_seq_len: usize) -> Baseline {
+            let config: Config =
+                serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+            let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+            let tensors = candle_core::safetensors::load_buffer(&weights, &Device::Cpu).unwrap();
+            let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
+            let model = BertModel::load(vb, &config).unwrap();
+            let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+            tokenizer.with_padding(Some(PaddingParams::default()));
+            tokenizer
+                .with_truncation(Some(TruncationParams {
+                    max_length: max_seq_len,
+                    ..TruncationParams::default()
+                }))
+                .unwrap();
+            Baseline { model, tokenizer }
+        }
+
+        pub fn embed(&self, docs: &[&str], batch: usize) -> Vec<Vec<f32>> {
+            let mut out = Vec::with_capacity(docs.len());
+            for chunk in docs.chunks(batch) {
+                let encodings = self.tokenizer.encode_batch(chunk.to_vec(), true).unwrap();
+                let rows = |f: fn(&tokenizers::Encoding) -> &[u32]| {
+                    let rows: Vec<Tensor> = encodings
+                        .iter()
+                        .map(|e| Tensor::new(f(e), &Device::Cpu).unwrap())
+                        .collect();
+                    Tensor::stack(&rows, 0).unwrap()
+                };
+                let ids = rows(|e| e.get_ids());
+                let mask = rows(|e| e.get_attention_mask());
+                let hidden = self
+                    .model
+                    .forward(&ids, &ids.zeros_like().unwrap(), Some(&mask))
+                    .unwrap();
+                let mask = mask.to_dtype(DType::F32).unwrap().unsqueeze(2).unwrap();
+                let summed = hidden.broadcast_mul(&mask).unwrap().sum(1).unwrap();
+                let pooled = summed.broadcast_div(&mask.sum(1).unwrap()).unwrap();
+                for row in pooled.to_vec2::<f32>().unwrap() {
+                    let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+                    out.push(row.iter().map(|v| v / norm).collect());
+                }
+            }
+            out
+        }
+    }
+}
 
 const BATCH_SIZES: [usize; 3] = [1, 8, 32];
 const DOCUMENTS: usize = 64;
@@ -147,12 +212,19 @@ fn side_by_side(docs: &[String], real_tokens: usize, reference: &[Vec<f32>]) {
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
     let embedders: Vec<Embedder> = BATCH_SIZES.iter().map(|&b| load(b)).collect();
     let python = std::env::var_os("CODEOID_BENCH_PYTHON");
+    let baseline = baseline::Baseline::load(&model_dir(), embedders[0].max_seq_len());
+    let mut before = [0f64; BATCH_SIZES.len()];
     let mut ours = [0f64; BATCH_SIZES.len()];
     let mut ort = [0f64; BATCH_SIZES.len()];
     let mut ort_query_ms = f64::MAX;
     for _ in 0..ROUNDS {
         for (best, embedder) in ours.iter_mut().zip(&embedders) {
             let (elapsed, vectors) = best_of(2, || embedder.embed_documents(&refs).unwrap());
+            assert_right(&vectors, reference);
+            *best = best.max(real_tokens as f64 / elapsed.as_secs_f64());
+        }
+        for (best, batch) in before.iter_mut().zip(BATCH_SIZES) {
+            let (elapsed, vectors) = best_of(1, || baseline.embed(&refs, batch));
             assert_right(&vectors, reference);
             *best = best.max(real_tokens as f64 / elapsed.as_secs_f64());
         }
@@ -189,13 +261,22 @@ fn side_by_side(docs: &[String], real_tokens: usize, reference: &[Vec<f32>]) {
 
     let per_doc = docs.len() as f64 / real_tokens as f64;
     println!(
-        "\nside by side: {} documents, {real_tokens} real tokens, best of {ROUNDS} interleaved rounds",
-        docs.len()
+        "\nside by side: {} documents, {real_tokens} real tokens, {} threads, best of {ROUNDS} interleaved rounds",
+        docs.len(),
+        threads()
     );
     println!(
         "{:<28} {:>8} {:>14} {:>12}",
         "engine", "batch", "tokens/s", "episodes/s"
     );
+    for (i, batch) in BATCH_SIZES.iter().enumerate() {
+        let name = "before: candle BertModel";
+        println!(
+            "{name:<28} {batch:>8} {:>14.0} {:>12.1}",
+            before[i],
+            before[i] * per_doc
+        );
+    }
     for (i, batch) in BATCH_SIZES.iter().enumerate() {
         println!(
             "{:<28} {batch:>8} {:>14.0} {:>12.1}",
@@ -225,6 +306,15 @@ fn side_by_side(docs: &[String], real_tokens: usize, reference: &[Vec<f32>]) {
     }
 }
 
+/// The threads both engines use: `RAYON_NUM_THREADS` (which codeoid's pool obeys) or all cores.
+fn threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 fn run_onnx_reference(
     python: &std::ffi::OsStr,
     docs: &[String],
@@ -237,7 +327,7 @@ fn run_onnx_reference(
         "batch_sizes": BATCH_SIZES,
         "max_seq_len": max_seq_len,
         "query": QUERY,
-        "threads": 2,
+        "threads": threads(),
     });
     std::fs::write(&corpus_path, corpus.to_string()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("onnx_reference.py");
