@@ -308,16 +308,19 @@ impl Bert {
             )
         });
 
+        // A single tile (a short query) cannot spread over threads by tiles, so its matrix
+        // multiplies split their columns over the threads instead.
+        let gemm_threads = if total <= tile { threads } else { 1 };
         let mut qkv = vec![0f32; total * 3 * h];
         let mut context = vec![0f32; total * h];
         for layer in &self.layers {
             qkv.par_chunks_mut(tile * 3 * h)
                 .zip(x.par_chunks(tile * h))
-                .for_each(|(out, rows)| dense(out, rows, &layer.qkv));
+                .for_each(|(out, rows)| dense(out, rows, &layer.qkv, gemm_threads));
             self.attention(&mut context, &qkv, sequences, &offsets);
             x.par_chunks_mut(tile * h)
                 .zip(context.par_chunks(tile * h))
-                .for_each(|(rows, context)| self.layer_tail(rows, context, layer));
+                .for_each(|(rows, context)| self.layer_tail(rows, context, layer, gemm_threads));
         }
         Ok(x)
     }
@@ -325,11 +328,11 @@ impl Bert {
     /// Everything after attention for one tile of rows, in place on `x` (the layer's input):
     /// output projection, residual, LayerNorm, feed-forward, residual, LayerNorm. A tile's
     /// intermediate activations stay in the core's cache.
-    fn layer_tail(&self, x: &mut [f32], context: &[f32], layer: &Layer) {
+    fn layer_tail(&self, x: &mut [f32], context: &[f32], layer: &Layer, threads: usize) {
         let h = self.hidden;
         let rows = x.len() / h;
         let mut attended = vec![0f32; rows * h];
-        dense(&mut attended, context, &layer.attention_out);
+        dense(&mut attended, context, &layer.attention_out, threads);
         add_layer_norm(
             &mut attended,
             x,
@@ -338,13 +341,13 @@ impl Bert {
             self.eps,
         );
         let mut inner = vec![0f32; rows * layer.up.outputs];
-        dense(&mut inner, &attended, &layer.up);
+        dense(&mut inner, &attended, &layer.up, threads);
         match self.activation {
             Activation::Gelu => gelu(&mut inner),
             Activation::GeluTanh => gelu_tanh(&mut inner),
             Activation::Relu => relu(&mut inner),
         }
-        dense(x, &inner, &layer.down);
+        dense(x, &inner, &layer.down, threads);
         add_layer_norm(
             x,
             &attended,
@@ -402,9 +405,9 @@ impl Bert {
     }
 }
 
-/// `out = input × weight + bias` for the rows of `input`, on the calling thread (callers
-/// parallelize over tiles of rows).
-fn dense(out: &mut [f32], input: &[f32], linear: &Linear) {
+/// `out = input × weight + bias` for the rows of `input`, on `threads` threads (1 when callers
+/// already parallelize over tiles of rows).
+fn dense(out: &mut [f32], input: &[f32], linear: &Linear, threads: usize) {
     let rows = input.len() / linear.inputs;
     let n = linear.outputs;
     matmul(
@@ -417,7 +420,7 @@ fn dense(out: &mut [f32], input: &[f32], linear: &Linear) {
         false,
         (rows, linear.inputs, n),
         1.0,
-        1,
+        threads,
     );
     add_bias(out, &linear.bias);
 }

@@ -324,11 +324,13 @@ fn validate_bert(dir: &Path, bert: &BertConfig) -> Result<()> {
         bert.type_vocab_size,
     ];
     if sizes.contains(&0) {
-        return Err(broken("has a zero size".to_owned()));
+        return Err(broken(
+            "has a zero size; the file is corrupt, re-download the model".to_owned(),
+        ));
     }
     if bert.hidden_size % bert.num_attention_heads != 0 {
         return Err(broken(format!(
-            "has hidden_size {} not divisible by num_attention_heads {}",
+            "has hidden_size {} not divisible by num_attention_heads {}; the file is corrupt, re-download the model",
             bert.hidden_size, bert.num_attention_heads
         )));
     }

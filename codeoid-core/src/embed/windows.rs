@@ -29,7 +29,8 @@ pub struct WindowPolicy {
     /// The most windows embedded for one episode (at least 1). Default 8: at most
     /// `8 * max_seq_len` tokens of model work per episode, about 2,000 tokens for MiniLM.
     pub max_windows: usize,
-    /// Tokens shared by consecutive windows. Default 32. Must be less than half a window.
+    /// Tokens shared by consecutive windows. Default 32. An overlap above half a window is
+    /// treated as half a window, so windows always advance.
     pub overlap_tokens: usize,
 }
 
