@@ -201,6 +201,7 @@ fn main() {
         });
         group.finish();
     }
+    int8_probe(&mut criterion);
     criterion.final_summary();
     side_by_side(&docs, real_tokens, &reference);
 }
@@ -304,6 +305,30 @@ fn side_by_side(docs: &[String], real_tokens: usize, reference: &[Vec<f32>]) {
     if python.is_some() {
         println!("query (10 words) p50: onnxruntime {ort_query_ms:.2} ms");
     }
+}
+
+/// Would int8 weights help? One feed-forward multiply of MiniLM's shape (256 tokens x 384 ->
+/// 1536) in f32 through candle's matmul (gemm, as codeoid's forward) and through candle's
+/// quantized Q8_0 matmul, with the quantized result checked for accuracy.
+fn int8_probe(criterion: &mut Criterion) {
+    use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+    use candle_core::{Device, Module, Tensor};
+    let (tokens, inputs, outputs) = (256, 384, 1536);
+    let x = Tensor::randn(0f32, 1.0, (tokens, inputs), &Device::Cpu).unwrap();
+    let w = Tensor::randn(0f32, 0.05, (outputs, inputs), &Device::Cpu).unwrap();
+    let wt = w.t().unwrap().contiguous().unwrap();
+    let q = QMatMul::from_qtensor(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
+    let exact = x.matmul(&wt).unwrap().to_vec2::<f32>().unwrap();
+    let quantized = q.forward(&x).unwrap().to_vec2::<f32>().unwrap();
+    for (a, b) in exact.iter().zip(&quantized) {
+        let cosine = dot(a, b) / (dot(a, a).sqrt() * dot(b, b).sqrt());
+        assert!(cosine > 0.999, "Q8_0 rows stay close to f32: {cosine}");
+    }
+    let mut group = criterion.benchmark_group("embed_int8_probe");
+    group.throughput(Throughput::Elements(tokens as u64));
+    group.bench_function("ffn_up_f32_gemm", |b| b.iter(|| x.matmul(&wt).unwrap()));
+    group.bench_function("ffn_up_q8_0_qmatmul", |b| b.iter(|| q.forward(&x).unwrap()));
+    group.finish();
 }
 
 /// The threads both engines use: `RAYON_NUM_THREADS` (which codeoid's pool obeys) or all cores.
