@@ -1,7 +1,9 @@
 //! The [`Embedder`]: a loaded checkpoint that turns documents, queries and episodes into
 //! L2-normalized vectors.
 //!
-//! Invariants: every vector has [`Embedder::dim`] components and unit norm; a text's vector does
+//! Invariants: every vector has [`Embedder::dim`] components and unit norm (the one exception,
+//! a text that tokenizes to nothing at all, which only a tokenizer without special tokens can
+//! produce, gets the zero vector); a text's vector does
 //! not depend on what else is in its batch (padding is masked, pooling ignores it); outputs come
 //! back in input order. The embedder is immutable after loading, so it is `Send + Sync` and one
 //! instance serves a background worker and query threads at once.
@@ -28,7 +30,7 @@ pub struct EmbedderOptions {
     pub name: Option<String>,
     /// Sequences per forward pass (default 32).
     pub max_batch: usize,
-    /// Padded tokens per forward pass (default 8,192), which bounds the activation memory.
+    /// Tokens per forward pass (default 8,192), which bounds the activation memory.
     pub max_batch_tokens: usize,
     /// How long episodes are cut into windows.
     pub windows: WindowPolicy,

@@ -13,10 +13,14 @@ use super::checkpoint::Pooling;
 /// `len` positions are real tokens, and L2-normalizes the result.
 pub(crate) fn pool_row(hidden: &[f32], len: usize, dim: usize, pooling: Pooling) -> Vec<f32> {
     let mut out = vec![0f32; dim];
+    if len == 0 || hidden.len() < dim {
+        // Only a tokenizer that adds no special tokens can give an empty text no tokens: its
+        // vector is zero, which matches nothing.
+        return out;
+    }
     match pooling {
         Pooling::Cls => out.copy_from_slice(&hidden[..dim]),
         Pooling::Mean => {
-            let len = len.max(1);
             for token in hidden.chunks_exact(dim).take(len) {
                 for (acc, &value) in out.iter_mut().zip(token) {
                     *acc += value;
@@ -54,6 +58,12 @@ mod tests {
     fn cls_pooling_takes_the_first_token() {
         let hidden = [3.0, 4.0, 9.0, 9.0];
         assert_eq!(pool_row(&hidden, 2, 2, Pooling::Cls), vec![0.6, 0.8]);
+    }
+
+    #[test]
+    fn a_sequence_without_tokens_pools_to_zero() {
+        assert_eq!(pool_row(&[], 0, 2, Pooling::Cls), vec![0.0, 0.0]);
+        assert_eq!(pool_row(&[], 0, 2, Pooling::Mean), vec![0.0, 0.0]);
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! Tokenization and batching: text to token ids the model accepts, and inputs grouped into
-//! batches that waste little work on padding.
+//! forward passes of bounded size.
 //!
 //! Invariants: every sequence [`TextTokenizer::encode`] returns has the checkpoint's special
 //! tokens and at most `max_seq_len` ids (truncation keeps the trailing special tokens, as
 //! sentence-transformers does); the tokenizer never pads (a checkpoint's `tokenizer.json` may ask
-//! for fixed padding to 128, which would make short texts pay for 128 tokens: it is switched off
-//! and batches are padded to their own longest member instead). [`plan_batches`] puts inputs of
-//! similar length together.
+//! for fixed padding to 128, which would make short texts pay for 128 tokens: it is switched off;
+//! the forward pass packs sequences instead of padding them). [`plan_batches`] bounds each
+//! forward pass in sequences and in tokens, which bounds its activation memory.
 //!
 //! Deliberately not here: the model forward pass and pooling; window selection for long
 //! documents (`windows`), which uses [`TextTokenizer::tokenize_plain`].
@@ -152,8 +152,8 @@ pub(crate) fn suffix_at_char_boundary(text: &str, max_bytes: usize) -> &str {
 }
 
 /// Groups sequence indices into batches of at most `max_batch` sequences and at most
-/// `max_tokens` padded tokens, longest first, so each batch pads to a length close to all of
-/// its members. Every index appears in exactly one batch.
+/// `max_tokens` tokens (a longer sequence gets a batch of its own), longest first so similar
+/// lengths share a batch. Every index appears in exactly one batch.
 pub(crate) fn plan_batches(
     lengths: &[usize],
     max_batch: usize,
@@ -164,19 +164,16 @@ pub(crate) fn plan_batches(
     order.sort_by(|&a, &b| lengths[b].cmp(&lengths[a]));
     let mut batches = Vec::new();
     let mut current: Vec<usize> = Vec::new();
-    let mut current_len = 0;
+    let mut current_tokens = 0;
     for index in order {
-        let len = lengths[index].max(1);
-        // Sorted longest first: the first member fixes the batch's padded length.
-        let padded_len = if current.is_empty() { len } else { current_len };
-        let would_be = (current.len() + 1) * padded_len;
-        if !current.is_empty() && (current.len() == max_batch.max(1) || would_be > max_tokens) {
+        let len = lengths[index];
+        let full = current.len() == max_batch.max(1) || current_tokens + len > max_tokens;
+        if !current.is_empty() && full {
             batches.push(std::mem::take(&mut current));
-        }
-        if current.is_empty() {
-            current_len = len;
+            current_tokens = 0;
         }
         current.push(index);
+        current_tokens += len;
     }
     if !current.is_empty() {
         batches.push(current);
@@ -198,17 +195,15 @@ mod tests {
         for batch in &batches {
             assert!(batch.len() <= 3);
             let longest = batch.iter().map(|&i| lengths[i]).max().unwrap_or(0);
-            assert!(
-                batch.len() == 1 || longest * batch.len() <= 400,
-                "{batch:?}"
-            );
+            let tokens: usize = batch.iter().map(|&i| lengths[i]).sum();
+            assert!(batch.len() == 1 || tokens <= 400, "{batch:?}");
             // Longest first inside a batch.
             assert_eq!(lengths[batch[0]], longest);
         }
         assert_eq!(
             batches[0],
-            vec![6],
-            "250 tokens alone: 2 x 250 exceeds the budget"
+            vec![6, 1],
+            "250 + 120 tokens fit in 400; 64 more would not"
         );
     }
 
