@@ -166,20 +166,23 @@ fn concat_outputs(parts: &[Linear]) -> Linear {
 }
 
 impl Bert {
-    /// Builds the encoder from the bytes of `model.safetensors`.
+    /// Builds the encoder from the bytes of `model.safetensors` (consumed, to keep the memory
+    /// peak of loading at two copies of the weights).
     ///
     /// # Errors
     /// [`ErrorKind::Model`] when the bytes are not safetensors or a tensor is missing or has
     /// the wrong shape for `config`.
-    pub(crate) fn load(weights: &[u8], config: &BertConfig, origin: &str) -> Result<Bert> {
+    pub(crate) fn load(weights: Vec<u8>, config: &BertConfig, origin: &str) -> Result<Bert> {
         let tensors =
-            candle_core::safetensors::load_buffer(weights, &Device::Cpu).map_err(|err| {
+            candle_core::safetensors::load_buffer(&weights, &Device::Cpu).map_err(|err| {
                 Error::new(
                     ErrorKind::Model,
                     format!("{origin} is not a valid safetensors file; re-download the model"),
                 )
                 .with_source(err)
             })?;
+        // The tensors own a copy now: free the file's bytes before converting, to lower the peak.
+        drop(weights);
         let prefix = if tensors.contains_key("bert.embeddings.word_embeddings.weight") {
             "bert."
         } else {

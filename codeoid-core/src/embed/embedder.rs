@@ -134,11 +134,10 @@ impl Embedder {
         let model_id = id.finish(checkpoint.name());
 
         let bert = Bert::load(
-            &weights,
+            weights,
             &checkpoint.bert,
             &weights_path.display().to_string(),
         )?;
-        drop(weights);
         Ok(Embedder {
             checkpoint,
             tokenizer,

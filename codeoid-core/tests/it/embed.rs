@@ -489,3 +489,29 @@ fn broken_checkpoints_give_clear_errors() {
     );
     assert_eq!(bad.unwrap_err().kind(), ErrorKind::InvalidInput);
 }
+
+#[test]
+fn a_tokenizer_without_special_tokens_still_embeds_and_windows() {
+    let mut tokenizer: Value =
+        serde_json::from_slice(&std::fs::read(model_dir().join("tokenizer.json")).unwrap())
+            .unwrap();
+    tokenizer["post_processor"] = Value::Null;
+    let bytes = serde_json::to_vec(&tokenizer).unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let dir = checkpoint_copy(temp.path(), "no-specials", &[("tokenizer.json", &bytes)]);
+    let embedder = Embedder::load(&dir).unwrap();
+    let vectors = embedder
+        .embed_documents(&["", "cargo test passed"])
+        .unwrap();
+    assert!(
+        vectors[0].iter().all(|v| *v == 0.0),
+        "no tokens, zero vector"
+    );
+    assert!((dot(&vectors[1], &vectors[1]) - 1.0).abs() < 1e-5);
+    assert_eq!(
+        embedder.count_tokens("cargo test passed").unwrap(),
+        minilm().count_tokens("cargo test passed").unwrap() - 2
+    );
+    let windows = embedder.episode_windows("s", &long_log(60, "end")).unwrap();
+    assert!(windows.len() > 1 && windows.last().unwrap().ends_with("end"));
+}
