@@ -305,6 +305,50 @@ fn side_by_side(docs: &[String], real_tokens: usize, reference: &[Vec<f32>]) {
     if python.is_some() {
         println!("query (10 words) p50: onnxruntime {ort_query_ms:.2} ms");
     }
+    for max_batch_tokens in [8192, 2048] {
+        let worker = Embedder::load_with(
+            model_dir(),
+            EmbedderOptions {
+                max_batch: 32,
+                max_batch_tokens,
+                ..EmbedderOptions::default()
+            },
+        )
+        .unwrap();
+        query_beside_a_worker(&worker, &refs, max_batch_tokens);
+    }
+}
+
+/// Query latency while another thread embeds the corpus in a loop, as the background embedding
+/// worker does: both share one embedder and one thread pool.
+fn query_beside_a_worker(embedder: &Embedder, docs: &[&str], max_batch_tokens: usize) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = AtomicBool::new(false);
+    let mut latencies = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                embedder.embed_documents(docs).unwrap();
+            }
+        });
+        // Let the worker get going before measuring.
+        std::thread::sleep(Duration::from_millis(200));
+        let latencies: Vec<Duration> = (0..40)
+            .map(|_| {
+                let (elapsed, vector) = best_of(1, || embedder.embed_query(QUERY).unwrap());
+                assert_eq!(vector.len(), 384);
+                std::thread::sleep(Duration::from_millis(20));
+                elapsed
+            })
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        latencies
+    });
+    latencies.sort();
+    println!(
+        "query (10 words) beside a busy worker (max_batch_tokens {max_batch_tokens}): p50 {:.1} ms, p95 {:.1} ms",
+        latencies[20].as_secs_f64() * 1e3,
+        latencies[38].as_secs_f64() * 1e3
+    );
 }
 
 /// Would int8 weights help? One feed-forward multiply of MiniLM's shape (256 tokens x 384 ->
