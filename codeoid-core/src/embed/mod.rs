@@ -1,14 +1,15 @@
 //! Local sentence embeddings: a sentence-transformers BERT checkpoint (bge-small-en-v1.5,
 //! all-MiniLM-L6-v2, …) run on the CPU with candle.
 //!
-//! - [`checkpoint`]: which files a checkpoint has and what its configuration says (pooling,
-//!   maximum length, query instruction).
-//! - [`resolve`]: where the model comes from (an explicit directory, `CODEOID_MODEL_DIR`, the
-//!   Hugging Face cache, a download), and a cheap "is a model available" check.
-//! - `tokenize`, `bert`, `pool`: text to ids, the encoder forward pass, pooling and
-//!   normalization.
-//! - [`Embedder`]: the public entry point; `windows` cuts long episodes into windows;
-//!   `identity` makes [`Embedder::model_id`].
+//! - `checkpoint` ([`Checkpoint`]): which files a checkpoint has and what its configuration says
+//!   (pooling, maximum length, query instruction).
+//! - `resolve` ([`ModelLocator`]) and `download`: where the model comes from (an explicit
+//!   directory, `CODEOID_MODEL_DIR`, the Hugging Face cache, a download), and a cheap "is a model
+//!   available" check.
+//! - `tokenize`, `bert`, `kernels`, `pool`: text to ids, the encoder forward pass and its dense
+//!   math, pooling and normalization.
+//! - [`Embedder`]: the public entry point; `windows` ([`WindowPolicy`]) cuts long episodes into
+//!   windows; `identity` makes [`Embedder::model_id`].
 //!
 //! Invariants across the module: vectors are L2-normalized and [`Embedder::dim`] wide; queries
 //! get the model's query instruction, documents do not (unless the checkpoint declares a
