@@ -1,11 +1,10 @@
 //! The [`Embedder`]: a loaded checkpoint that turns documents, queries and episodes into
 //! L2-normalized vectors.
 //!
-//! Invariants: every vector has [`Embedder::dim`] components and unit norm (the one exception,
+//! Invariants: every vector has [`Embedder::dim`] components and unit norm (the one exception:
 //! a text that tokenizes to nothing at all, which only a tokenizer without special tokens can
-//! produce, gets the zero vector); a text's vector does
-//! not depend on what else is in its batch (padding is masked, pooling ignores it); outputs come
-//! back in input order. The embedder is immutable after loading, so it is `Send + Sync` and one
+//! produce, gets the zero vector); a text's vector does not depend on what else is in its batch
+//! (sequences are packed, never padded); outputs come back in input order. The embedder is immutable after loading, so it is `Send + Sync` and one
 //! instance serves a background worker and query threads at once.
 //!
 //! Deliberately not here: finding or downloading a model (`resolve`), storing vectors, deciding
