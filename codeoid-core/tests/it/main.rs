@@ -9,3 +9,4 @@ mod memory;
 mod rotate;
 mod store;
 mod translate;
+mod embed;
