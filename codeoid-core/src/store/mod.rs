@@ -15,7 +15,8 @@
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
 //! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
 //! [`workspace`] (identity), `sessions`, `record` (turns in,
-//! the one-transaction write path), `turns` (turns out), `episodes` (episode rows and reads),
+//! the one-transaction write path), `sync` (replacing a session's changed tail), `turns` (turns
+//! out), `episodes` (episode rows and reads),
 //! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
 //! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text
 //! models read). See `docs/store.md`.
@@ -33,6 +34,7 @@ mod record;
 mod render;
 pub mod schema;
 mod sessions;
+mod sync;
 mod timeline;
 mod turns;
 mod usage;
@@ -59,6 +61,7 @@ pub use fts::{LexicalFilters, LexicalHit, MAX_LEXICAL_K, match_expression};
 pub use record::Recorded;
 pub use render::iso8601;
 pub use sessions::{Lineage, LineageKind, NewSession, Rotation, Session};
+pub use sync::Synced;
 pub use timeline::{MAX_TIMELINE_LIMIT, TimelinePage, TimelineQuery};
 pub use turns::StoredTurn;
 pub use usage::{UsageRow, UsageTotals};

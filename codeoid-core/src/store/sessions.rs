@@ -389,7 +389,7 @@ impl Store {
                 created_at: at,
                 turn_seq: session.turn_count.saturating_sub(1),
             };
-            let inserted = episodes::insert(tx, &session, &episode, self.options(), &[])?;
+            let inserted = episodes::insert(tx, &session, &episode, None, self.options(), &[])?;
             Ok(Rotation {
                 count,
                 at,

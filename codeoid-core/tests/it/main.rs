@@ -2,9 +2,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod compress;
 mod import;
 mod index;
 mod rotate;
-mod translate;
-mod compress;
 mod store;
+mod store_rows;
+mod translate;
