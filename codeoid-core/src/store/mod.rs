@@ -60,7 +60,7 @@ pub use episodes::{EpisodeHeader, StoredEpisode, StoredPath, file_content_hash};
 pub use fts::{LexicalFilters, LexicalHit, MAX_LEXICAL_K, match_expression};
 pub use record::Recorded;
 pub use render::iso8601;
-pub use sessions::{Lineage, LineageKind, NewSession, Rotation, Session};
+pub use sessions::{Lineage, LineageKind, NewSession, Rotation, Session, SessionUpdate};
 pub use sync::Synced;
 pub use timeline::{MAX_TIMELINE_LIMIT, TimelinePage, TimelineQuery};
 pub use turns::StoredTurn;

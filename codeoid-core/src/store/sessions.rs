@@ -87,6 +87,21 @@ pub struct NewSession {
     pub backing_context_id: Option<String>,
 }
 
+/// Descriptive fields of a session that may change after it was created (an imported log gains
+/// a title, or moves to another model, as it grows). `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionUpdate {
+    /// A human name.
+    pub name: Option<String>,
+    /// Provider of the primary conversation.
+    pub provider: Option<String>,
+    /// Model of the primary conversation.
+    pub model: Option<String>,
+    /// Where the session came from (an imported subagent's link to the call that started it
+    /// may only appear once its parent's log has grown).
+    pub lineage: Option<Lineage>,
+}
+
 /// A stored session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
@@ -326,6 +341,67 @@ impl Store {
         self.read(|conn| {
             require(conn, id)?;
             ordinal(conn, id)
+        })
+    }
+
+    /// Sets the fields of `update` that are `Some` on session `id` (the lineage as a whole) and
+    /// returns the session. Writes nothing when they already hold those values (re-imports stay
+    /// read-only).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when there is no such session; [`ErrorKind::InvalidInput`] for a
+    /// name that is empty.
+    pub fn update_session(&self, id: &str, update: &SessionUpdate) -> Result<Session> {
+        if update.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(Error::invalid_input(format!(
+                "the new name of session {id:?} is empty; leave it out to keep the current name"
+            )));
+        }
+        if let Some(lineage) = &update.lineage {
+            if lineage.parent_session_id.trim().is_empty() {
+                return Err(Error::invalid_input(
+                    "lineage parent_session_id is empty; name the parent session",
+                ));
+            }
+        }
+        let current = self.session(id)?;
+        let kept = |new: &Option<String>, old: &Option<String>| new.is_none() || new == old;
+        if kept(&update.name, &current.name)
+            && kept(&update.provider, &current.provider)
+            && kept(&update.model, &current.model)
+            && (update.lineage.is_none() || update.lineage == current.lineage)
+        {
+            return Ok(current);
+        }
+        let context = format!("cannot update session {id:?}");
+        self.write(&context, |tx| {
+            let changed = tx
+                .execute(
+                    "UPDATE sessions SET name = coalesce(?2, name),
+                         provider = coalesce(?3, provider), model = coalesce(?4, model)
+                     WHERE id = ?1",
+                    params![id, update.name, update.provider, update.model],
+                )
+                .map_err(|e| db_error(&context, e))?;
+            if let Some(lineage) = &update.lineage {
+                tx.execute(
+                    "UPDATE sessions SET parent_session_id = ?2, parent_name = ?3, at_turn = ?4,
+                         lineage_kind = ?5
+                     WHERE id = ?1",
+                    params![
+                        id,
+                        lineage.parent_session_id,
+                        lineage.parent_name,
+                        lineage.at_turn.map(|n| n as i64),
+                        lineage.kind.as_str()
+                    ],
+                )
+                .map_err(|e| db_error(&context, e))?;
+            }
+            if changed == 0 {
+                return Err(not_found(id));
+            }
+            require(tx, id)
         })
     }
 

@@ -4,6 +4,7 @@
 
 mod compress;
 mod import;
+mod import_into;
 mod index;
 mod rotate;
 mod store;
