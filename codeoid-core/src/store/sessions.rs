@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::connection::db_error;
 use super::workspace::Workspace;
@@ -219,6 +219,42 @@ pub(crate) fn ordinal(conn: &Connection, session_id: &str) -> Result<u64> {
         .map_err(|e| db_error(&format!("cannot order session {session_id:?}"), e))
 }
 
+/// Inserts the row of a new session `id` in workspace `workspace_id` (already registered).
+pub(crate) fn insert(
+    tx: &Transaction<'_>,
+    id: &str,
+    workspace_id: &str,
+    root: &str,
+    new: &NewSession,
+    created: DateTime<Utc>,
+) -> Result<()> {
+    let lineage = new.lineage.as_ref();
+    tx.prepare_cached(
+        "INSERT INTO sessions (id, workspace_id, name, provider, model, root, created_at,
+             parent_session_id, parent_name, at_turn, lineage_kind, backing_context_id,
+             last_activity_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
+    )
+    .and_then(|mut stmt| {
+        stmt.execute(params![
+            id,
+            workspace_id,
+            new.name,
+            new.provider,
+            new.model,
+            root,
+            to_millis(created),
+            lineage.map(|l| &l.parent_session_id),
+            lineage.and_then(|l| l.parent_name.as_ref()),
+            lineage.and_then(|l| l.at_turn).map(|n| n as i64),
+            lineage.map(|l| l.kind.as_str()),
+            new.backing_context_id,
+        ])
+    })
+    .map_err(|e| db_error(&format!("cannot create session {id:?}"), e))?;
+    Ok(())
+}
+
 impl Store {
     /// Creates a session in `workspace` (registering the workspace on first use). With an id that
     /// already exists in the same workspace, returns the existing session unchanged.
@@ -277,30 +313,7 @@ impl Store {
                     ),
                 ));
             }
-            let lineage = new.lineage.as_ref();
-            tx.prepare_cached(
-                "INSERT INTO sessions (id, workspace_id, name, provider, model, root, created_at,
-                     parent_session_id, parent_name, at_turn, lineage_kind, backing_context_id,
-                     last_activity_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    id,
-                    workspace.id(),
-                    new.name,
-                    new.provider,
-                    new.model,
-                    root,
-                    to_millis(created),
-                    lineage.map(|l| &l.parent_session_id),
-                    lineage.and_then(|l| l.parent_name.as_ref()),
-                    lineage.and_then(|l| l.at_turn).map(|n| n as i64),
-                    lineage.map(|l| l.kind.as_str()),
-                    new.backing_context_id,
-                ])
-            })
-            .map_err(|e| db_error(&context, e))?;
+            insert(tx, &id, workspace.id(), &root, &new, created)?;
             require(tx, &id)
         })
     }

@@ -222,7 +222,7 @@ fn latest_activity(tx: &Transaction<'_>, session: &Session) -> Result<DateTime<U
 }
 
 /// The first intent among the kept turns `0..kept`, read in order until one qualifies.
-fn first_intent_before(
+pub(crate) fn first_intent_before(
     tx: &Transaction<'_>,
     session_id: &str,
     kept: u64,

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod compress;
+mod fork;
 mod import;
 mod import_into;
 mod index;

@@ -8,6 +8,7 @@
 //! written rather than what it holds (`raw_blobs.created_at`). The contentless FTS index is read
 //! token by token through an `fts5vocab` instance table.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -194,8 +195,18 @@ pub fn assert_same(left: &[String], right: &[String], what: &str) {
     if left == right {
         return;
     }
-    let only_left: Vec<&String> = left.iter().filter(|l| !right.contains(l)).take(5).collect();
-    let only_right: Vec<&String> = right.iter().filter(|r| !left.contains(r)).take(5).collect();
+    let (lefts, rights): (HashSet<&String>, HashSet<&String>) =
+        (left.iter().collect(), right.iter().collect());
+    let only_left: Vec<&String> = left
+        .iter()
+        .filter(|l| !rights.contains(l))
+        .take(5)
+        .collect();
+    let only_right: Vec<&String> = right
+        .iter()
+        .filter(|r| !lefts.contains(r))
+        .take(5)
+        .collect();
     let cut = |s: &&String| s.chars().take(400).collect::<String>();
     panic!(
         "{what}: {} vs {} rows differ\nonly in the first:\n{}\nonly in the second:\n{}",
