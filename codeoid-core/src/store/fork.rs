@@ -21,15 +21,16 @@
 //! the `fork` module's job.
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Transaction, params};
+use rusqlite::params;
 
 use super::connection::db_error;
+use super::record::load_chunker;
 use super::sessions::{self, Lineage, LineageKind, NewSession, Session};
+use super::snapshot::state_after;
 use super::sync::first_intent_before;
 use super::{Store, episodes, fresh_id, to_millis};
 use crate::canonical::{
-    Chunker, Episode, EpisodeKind, EpisodeStatus, SUMMARY_MAX_CHARS, Turn, TurnPosition,
-    episode_id, one_line, truncate_chars,
+    Episode, EpisodeKind, EpisodeStatus, SUMMARY_MAX_CHARS, episode_id, one_line, truncate_chars,
 };
 use crate::error::{Error, ErrorKind, Result};
 
@@ -96,52 +97,6 @@ pub(crate) fn check_at(parent: &Session, at_turn: Option<u64>) -> Result<u64> {
             parent.id
         ))),
     }
-}
-
-/// The parent's chunker state right after turn `at`: turn `at` pushed onto the state it met, or,
-/// for turns recorded before schema 2, the turns `0..=at` replayed from a fresh chunker.
-fn state_after(tx: &Transaction<'_>, store: &Store, parent: &Session, at: u64) -> Result<Chunker> {
-    let context = format!("cannot read the turns of session {:?}", parent.id);
-    let rows: Vec<(i64, String, String, Option<String>)> = tx
-        .prepare_cached(
-            "SELECT seq, turn_id, json, chunker_before FROM turns
-             WHERE session_id = ?1 AND seq <= ?2 AND (seq = ?2 OR
-                 (SELECT chunker_before FROM turns WHERE session_id = ?1 AND seq = ?2) IS NULL)
-             ORDER BY seq",
-        )
-        .and_then(|mut stmt| {
-            stmt.query_map(params![parent.id, at as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
-        })
-        .map_err(|e| db_error(&context, e))?;
-    let mut chunker = match rows.first() {
-        Some((_, _, _, Some(state))) => Chunker::from_state_json(state)?,
-        _ => Chunker::new(),
-    };
-    for (seq, turn_id, json, _) in &rows {
-        let turn: Turn = serde_json::from_str(json).map_err(|e| {
-            Error::new(
-                ErrorKind::Corrupt,
-                format!(
-                    "turn {seq} of session {:?} no longer parses; the store was changed by \
-                     something other than codeoid",
-                    parent.id
-                ),
-            )
-            .with_source(e)
-        })?;
-        let position = TurnPosition {
-            session_id: &parent.id,
-            turn_id,
-            seq: *seq as u64,
-            at: turn.timestamp.unwrap_or(parent.created_at),
-        };
-        // Only the state matters: the parent stored these episodes when it recorded the turns.
-        let _ = chunker.push(&turn, &position, &store.options().chunker);
-    }
-    Ok(chunker)
 }
 
 fn fork_episode(fork: &Session, parent: &Session, at: u64, at_time: DateTime<Utc>) -> Episode {
@@ -242,8 +197,13 @@ impl Store {
             .and_then(|mut stmt| stmt.execute(params![id, parent.id, at as i64]))
             .map_err(|e| db_error(&context, e))?;
             // After turn `at`, before any finish: a finish is the parent's own ending, not part
-            // of the conversation the fork goes on with.
-            let chunker = state_after(tx, self, &parent, at)?;
+            // of the conversation the fork goes on with. For a parent recorded before schema 2
+            // the state is replayed from its first turn (finishes in its middle are ignored).
+            let chunker = if at + 1 == parent.turn_count && parent.finished_at.is_none() {
+                load_chunker(tx, &parent.id)?
+            } else {
+                state_after(tx, &self.options().chunker, &parent.id, at)?.0
+            };
             let first_intent = first_intent_before(tx, &parent.id, at + 1)?;
             tx.prepare_cached(
                 "UPDATE sessions SET turn_count = ?2, chunker_state = ?3, first_intent = ?4

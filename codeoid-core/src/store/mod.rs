@@ -15,8 +15,8 @@
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
 //! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
 //! [`workspace`] (identity), `sessions`, `record` (turns in,
-//! the one-transaction write path), `sync` (replacing a session's changed tail), `fork` (a new
-//! session from a copy of another's turns), `turns` (turns out), `episodes` (episode rows and reads),
+//! the one-transaction write path), `sync` (replacing a session's changed tail), `snapshot` (the
+//! chunker state any turn met), `fork` (a new session from a copy of another's turns), `turns` (turns out), `episodes` (episode rows and reads),
 //! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
 //! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text
 //! models read). See `docs/store.md`.
@@ -35,6 +35,7 @@ mod record;
 mod render;
 pub mod schema;
 mod sessions;
+mod snapshot;
 mod sync;
 mod timeline;
 mod turns;

@@ -9,9 +9,9 @@
 //! - A turn whose id the session already has is a no-op reported as a duplicate (re-imports are
 //!   idempotent). A turn without an id or timestamp gets one, and is stored with it.
 //! - The chunker state is read and written inside the transaction, so two processes appending to
-//!   one session serialize correctly. Each turn row keeps the state it met (`chunker_before`) and
-//!   each derived episode the event that emitted it (`origin_seq`), so a session's tail can be
-//!   replaced exactly (see `sync`).
+//!   one session serialize correctly. Some turn rows keep the state they met (`chunker_before`,
+//!   see `snapshot`) and each derived episode the event that emitted it (`origin_seq`), so a
+//!   session's tail can be replaced exactly (see `sync`).
 //!
 //! It deliberately does no embedding: nothing slow runs while the write lock is held.
 
@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::connection::db_error;
 use super::sessions::{self, Session};
+use super::snapshot::keeps_snapshot;
 use super::{Store, episodes, fresh_id, to_millis, usage};
 use crate::canonical::{Chunker, Episode, Turn, TurnPosition, truncate_chars};
 use crate::error::{Error, Result};
@@ -76,6 +77,9 @@ pub(crate) struct Tip {
     pub latest: DateTime<Utc>,
     /// The first prompt the person typed.
     pub first_intent: Option<String>,
+    /// A finish may have changed the state since the last turn, so the next turn must keep a
+    /// snapshot (see `snapshot`).
+    pub after_finish: bool,
 }
 
 impl Tip {
@@ -86,6 +90,7 @@ impl Tip {
             seq: session.turn_count,
             latest: session.last_activity_at,
             first_intent: session.first_intent.clone(),
+            after_finish: session.finished_at.is_some(),
         })
     }
 
@@ -124,7 +129,7 @@ impl Tip {
                 stored.role.as_str(),
                 to_millis(at),
                 json,
-                self.chunker.to_state_json()
+                keeps_snapshot(seq, self.after_finish).then(|| self.chunker.to_state_json())
             ])
         })
         .map_err(|e| db_error(&context(), e))?;
@@ -155,6 +160,7 @@ impl Tip {
             self.first_intent = first_intent_of(&stored);
         }
         self.seq += 1;
+        self.after_finish = false;
         Ok(Recorded {
             turn_id,
             seq,
@@ -179,6 +185,7 @@ impl Tip {
             at,
         };
         let episodes = self.chunker.finish(&position);
+        self.after_finish = true;
         let mut ids = Vec::with_capacity(episodes.len());
         store_episodes(
             tx,

@@ -10,9 +10,8 @@
 //! replaces everything from the first difference on, inside one transaction: the changed turns
 //! and every turn after them, their usage rows, and the episodes the chunker emitted from that
 //! point (found through `episodes.origin_seq`, with their content, paths, FTS rows, blob links
-//! and vectors). The chunker resumes from the state the first replaced turn met
-//! (`turns.chunker_before`), so the result is exactly what recording the final turns once would
-//! have stored.
+//! and vectors). The chunker resumes from the state right after the last kept turn (see
+//! `snapshot`), so the result is exactly what recording the final turns once would have stored.
 //!
 //! Invariants:
 //! - Turns before the first difference, and every episode not derived from replaced turns
@@ -33,8 +32,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::connection::db_error;
-use super::record::{Tip, first_intent_of, seq_of, validate_batch};
+use super::record::{Tip, first_intent_of, load_chunker, seq_of, validate_batch};
 use super::sessions::{self, Session};
+use super::snapshot::state_after;
 use super::{Store, episodes, from_millis, to_millis};
 use crate::canonical::{Chunker, Turn, TurnPosition};
 use crate::error::{Error, ErrorKind, Result};
@@ -142,63 +142,37 @@ fn first_difference(
     Ok(end)
 }
 
-/// The stored turn `seq` and the chunker state it met (`None` for rows from before schema 2).
-fn stored_turn(
-    tx: &Transaction<'_>,
-    session_id: &str,
-    seq: u64,
-) -> Result<(String, Turn, Option<String>)> {
-    let context = format!("cannot read turn {seq} of session {session_id:?}");
-    let (turn_id, json, before): (String, String, Option<String>) = tx
-        .prepare_cached(
-            "SELECT turn_id, json, chunker_before FROM turns WHERE session_id = ?1 AND seq = ?2",
-        )
-        .and_then(|mut stmt| {
-            stmt.query_row(params![session_id, seq as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
-        })
-        .map_err(|e| db_error(&context, e))?;
-    let turn = parse_stored(&json, &turn_id)?;
-    Ok((turn_id, turn, before))
-}
-
-/// The chunker state turn `seq` met when it was recorded.
-fn state_before(tx: &Transaction<'_>, session_id: &str, seq: u64) -> Result<Chunker> {
-    match stored_turn(tx, session_id, seq)?.2 {
-        Some(state) => Chunker::from_state_json(&state),
-        None => Err(Error::invalid_input(format!(
-            "turn {seq} of session {session_id:?} was recorded before schema version 2 and has \
-             no chunker snapshot, so the changed tail of this session cannot be replaced; import \
-             the log into a new session"
-        ))),
-    }
-}
-
-/// The chunker state right after the last stored turn, before any finish: that turn pushed
-/// onto the state it met. Rows from before schema 2 fall back to the session's current state.
-pub(crate) fn state_after_last(
+/// The chunker state the first new turn meets when the turns from `diverged` on are replaced:
+/// the state right after turn `diverged - 1`, before any finish (a finish there emitted episodes
+/// with origin `diverged`, which the replacement deletes too).
+fn resume_state(
     tx: &Transaction<'_>,
     store: &Store,
     session: &Session,
+    diverged: u64,
 ) -> Result<Chunker> {
-    let Some(last) = session.turn_count.checked_sub(1) else {
+    let Some(last) = diverged.checked_sub(1) else {
         return Ok(Chunker::new());
     };
-    let (turn_id, turn, before) = stored_turn(tx, &session.id, last)?;
-    let Some(before) = before else {
-        return super::record::load_chunker(tx, &session.id);
-    };
-    let mut chunker = Chunker::from_state_json(&before)?;
-    let position = TurnPosition {
-        session_id: &session.id,
-        turn_id: &turn_id,
-        seq: last,
-        at: turn.timestamp.unwrap_or(session.last_activity_at),
-    };
-    // Only the state matters here; the episodes were stored when the turn was recorded.
-    let _ = chunker.push(&turn, &position, &store.options().chunker);
-    Ok(chunker)
+    if diverged == session.turn_count && session.finished_at.is_none() {
+        // Nothing finished the session since its last turn: its state is that turn's.
+        return load_chunker(tx, &session.id);
+    }
+    let (chunker, exact) = state_after(tx, &store.options().chunker, &session.id, last)?;
+    if exact {
+        return Ok(chunker);
+    }
+    if diverged == session.turn_count {
+        // Appending to a session recorded before schema 2: its finish episodes have no origin
+        // and stay, so the state they left stays too.
+        return load_chunker(tx, &session.id);
+    }
+    Err(Error::invalid_input(format!(
+        "session {:?} was recorded before schema version 2 and keeps no chunker snapshots, so \
+         its changed tail (from turn {diverged}) cannot be replaced; import the log into a new \
+         session",
+        session.id
+    )))
 }
 
 /// The latest time of anything left in the session: its start, turns, episodes, rotation.
@@ -331,8 +305,8 @@ impl Store {
                 }
                 return Ok(outcome);
             }
-            let chunker = if diverged < stored {
-                let chunker = state_before(tx, session_id, diverged)?;
+            let chunker = resume_state(tx, self, &session, diverged)?;
+            if diverged < stored {
                 for table in [
                     "turns WHERE session_id = ?1 AND seq",
                     "usage_calls WHERE session_id = ?1 AND turn_seq",
@@ -342,10 +316,7 @@ impl Store {
                         .map_err(|e| db_error(&context, e))?;
                 }
                 outcome.removed = stored - diverged;
-                chunker
-            } else {
-                state_after_last(tx, self, &session)?
-            };
+            }
             outcome.episodes_removed = episodes::delete_derived(tx, session_id, diverged)?;
             let first_intent = match &session.first_intent {
                 Some(_) if diverged < stored => first_intent_before(tx, session_id, diverged)?,
@@ -356,6 +327,8 @@ impl Store {
                 seq: diverged,
                 latest: latest_activity(tx, &session)?,
                 first_intent,
+                // The resumed state is what replaying the kept turns gives: no snapshot needed.
+                after_finish: false,
             };
             for turn in &turns[(diverged - first_seq) as usize..] {
                 if let Some(id) = &turn.id {

@@ -320,3 +320,59 @@ fn a_tail_without_chunker_snapshots_cannot_be_replaced() {
     let appended = store.sync_turns(&s2.id, 0, &full[..2], false).unwrap();
     assert_eq!((appended.unchanged, appended.added), (1, 1));
 }
+
+#[test]
+fn a_session_finished_in_its_middle_keeps_that_finish_unless_the_turns_before_it_change() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/work/repo");
+    let s = session(&store, &ws, "resumed", 0);
+    let first = vec![
+        at(Turn::user_text("Read the config"), "u1", 1),
+        at(call("c1", "Read", json!({"file_path": "a.toml"})), "a1", 2),
+    ];
+    let second = vec![
+        at(Turn::user_text("Now the lock file"), "u2", 3),
+        at(call("c2", "Read", json!({"file_path": "b.lock"})), "a2", 4),
+        at(result("c2", "v1", false), "r2", 5),
+    ];
+    store.record_turns(&s.id, &first).unwrap();
+    store.finish_session(&s.id).unwrap();
+    store.record_turns(&s.id, &second).unwrap();
+    let all: Vec<Turn> = first.iter().chain(&second).cloned().collect();
+    assert!(store.sync_turns(&s.id, 0, &all, false).unwrap().is_noop());
+
+    let status_of = |call: &str| -> Vec<(EpisodeStatus, String)> {
+        store
+            .session_episodes(&s.id)
+            .unwrap()
+            .iter()
+            .filter(|h| h.call_id.as_deref() == Some(call))
+            .map(|h| (h.status, store.episode(ws.id(), &h.id).unwrap().content))
+            .collect()
+    };
+    // A changed result after the finish: the finish (and c1's cancellation by it) stays.
+    let mut changed = all.clone();
+    changed[4] = at(result("c2", "v2", false), "r2", 5);
+    let out = store.sync_turns(&s.id, 0, &changed, false).unwrap();
+    assert_eq!((out.unchanged, out.removed, out.added), (4, 1, 1));
+    let c2 = status_of("c2");
+    assert_eq!(c2.len(), 1);
+    assert!(c2[0].1.ends_with("## Result\nv2") && c2[0].1.contains("Now the lock file"));
+    let c1 = status_of("c1");
+    assert_eq!(c1.len(), 1);
+    assert_eq!(c1[0].0, EpisodeStatus::Cancelled);
+    assert!(c1[0].1.contains("the session finished"), "{}", c1[0].1);
+
+    // A changed turn before the finish: the log is the truth, the finish goes with its tail.
+    let mut earlier = changed.clone();
+    earlier[1] = at(call("c1", "Read", json!({"file_path": "a.yaml"})), "a1", 2);
+    let out = store.sync_turns(&s.id, 0, &earlier, false).unwrap();
+    assert_eq!((out.unchanged, out.removed), (1, 4));
+    let c1 = status_of("c1");
+    assert_eq!(c1.len(), 1);
+    assert!(
+        c1[0].1.contains("a.yaml") && c1[0].1.contains("a new user prompt"),
+        "{}",
+        c1[0].1
+    );
+}
