@@ -15,7 +15,7 @@
 //! - When even the smallest valid window is over budget, the handoff still holds it, with
 //!   `window.fits == false`, so the caller decides.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::canonical::{Part, Role, Turn, token_estimate};
@@ -33,8 +33,10 @@ const SEED_OPEN: &str = "<fork_context>";
 /// Closing tag of a fork seed.
 const SEED_CLOSE: &str = "</fork_context>";
 
-/// How to size and translate a handoff. `Default` gives the documented defaults.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// How to size and translate a handoff. `Default` gives the documented defaults; serde fills
+/// missing fields with them, so bindings can pass partial JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HandoffOptions {
     /// Share of the target's context window for the history, in `(0, 1]`.
     pub budget_fraction: f64,
@@ -366,6 +368,16 @@ mod tests {
                 text: "seed".into()
             }
         );
+    }
+
+    #[test]
+    fn options_deserialize_from_partial_json() {
+        let options: crate::fork::ForkOptions =
+            serde_json::from_str(r#"{"handoff": {"budget_fraction": 0.25}}"#).unwrap();
+        assert_eq!(options.handoff.budget_fraction, 0.25);
+        assert_eq!(options.handoff.budget_tokens, None);
+        assert!(options.handoff.translate.gemini_call_ids);
+        assert_eq!(options.id, None);
     }
 
     #[test]

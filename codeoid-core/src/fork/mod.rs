@@ -27,14 +27,16 @@ pub use handoff::{
 };
 pub use lineage::{Ancestor, MAX_LINEAGE_DEPTH, describe_lineage, lineage_chain};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::store::{Lineage, NewFork, Session, Store, check_at, session_title};
 use crate::translate::Backend;
 
-/// Options of [`fork_with`]. `Default` gives the documented defaults.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Options of [`fork_with`]. `Default` gives the documented defaults; serde fills missing fields
+/// with them (bindings pass partial JSON such as `{"handoff": {"budget_fraction": 0.25}}`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ForkOptions {
     /// Id of the new session; `None` mints one.
     pub id: Option<String>,

@@ -342,7 +342,11 @@ impl Importer<'_> {
             name: session.title.clone(),
             provider: session.provider.clone(),
             model: session.model.clone(),
-            lineage: self.lineage(&session),
+            // Only a parent read in this run says everything about the link; a subagent log
+            // imported alone must not erase what an earlier import of its parent established.
+            lineage: self
+                .lineage(&session)
+                .filter(|l| self.parents.contains_key(&l.parent_session_id)),
         };
         let updated = self.store.update_session(&stored.id, &update)?;
         let mut changed = updated != stored;

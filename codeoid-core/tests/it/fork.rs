@@ -73,8 +73,12 @@ fn turns_of(store: &Store, id: &str) -> Vec<Turn> {
 #[test]
 fn a_fork_copies_the_conversation_and_leaves_the_parent_untouched() {
     let (_dir, db, store) = imported();
+    // The session was rotated twice: rotation never erases turns, so forks still copy them all.
+    store.record_rotation(SESSION, Some("ctx-2"), None).unwrap();
+    store.record_rotation(SESSION, Some("ctx-3"), None).unwrap();
     let before = parent_rows(&db);
     let parent = store.session(SESSION).unwrap();
+    assert_eq!(parent.rotation_count, 2);
     let parent_turns = turns_of(&store, SESSION);
     assert_eq!(parent_turns.len(), 280);
 
@@ -93,6 +97,10 @@ fn a_fork_copies_the_conversation_and_leaves_the_parent_untouched() {
         assert_eq!(forked.lineage.kind, LineageKind::Fork);
         let stored = store.session(&forked.session.id).unwrap();
         assert_eq!(stored.lineage.as_ref(), Some(&forked.lineage), "persisted");
+        assert_eq!(
+            stored.rotation_count, 0,
+            "a fork starts a fresh backing context"
+        );
         assert_eq!(stored.workspace_id, parent.workspace_id);
         assert_eq!(
             (stored.provider, stored.model),

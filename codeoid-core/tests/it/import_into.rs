@@ -185,6 +185,13 @@ fn importing_again_adds_nothing() {
         assert_eq!(counts(&db), counted);
         assert_same(&dump(&db, &Scope::All), &before, "second import");
     }
+    // A subagent's log imported alone, without its parent: nothing changes either, the link to
+    // the parent's call included.
+    let agent =
+        spotter().join("4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl");
+    let alone = import(&store, &agent, &finishing());
+    assert_eq!((alone.sessions_unchanged, alone.turns_added), (1, 0));
+    assert_same(&dump(&db, &Scope::All), &before, "subagent imported alone");
 }
 
 /// Line-oriented prefixes of `text`: the first `k` lines, and when `mid_line` the first `k`
