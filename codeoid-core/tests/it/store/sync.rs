@@ -376,3 +376,47 @@ fn a_session_finished_in_its_middle_keeps_that_finish_unless_the_turns_before_it
         c1[0].1
     );
 }
+
+#[test]
+fn a_grown_log_updates_the_session_details_it_names() {
+    use codeoid_core::store::{Lineage, LineageKind, SessionUpdate};
+    let (_dir, store) = temp_store();
+    let s = session(&store, &workspace("/work/repo"), "untitled", 0);
+    let same = store
+        .update_session(&s.id, &SessionUpdate::default())
+        .unwrap();
+    assert_eq!(same, s, "nothing given, nothing changed");
+    let lineage = Lineage {
+        parent_session_id: "ses_main".into(),
+        parent_name: Some("main".into()),
+        at_turn: Some(7),
+        kind: LineageKind::Subagent,
+    };
+    let update = SessionUpdate {
+        name: Some("Port the parser".into()),
+        provider: None,
+        model: Some("claude-opus-4-6".into()),
+        lineage: Some(lineage.clone()),
+    };
+    let updated = store.update_session(&s.id, &update).unwrap();
+    assert_eq!(updated.name.as_deref(), Some("Port the parser"));
+    assert_eq!(updated.model.as_deref(), Some("claude-opus-4-6"));
+    assert_eq!(updated.provider, s.provider, "None leaves a field as it is");
+    assert_eq!(updated.lineage, Some(lineage));
+    assert_eq!(store.session(&s.id).unwrap(), updated);
+
+    let err = store
+        .update_session(
+            &s.id,
+            &SessionUpdate {
+                name: Some(" ".into()),
+                ..SessionUpdate::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let err = store
+        .update_session("ses_missing", &SessionUpdate::default())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+}
