@@ -6,6 +6,7 @@
 //! and exit with status 1 (2 for usage errors, from clap).
 
 mod context;
+mod lineage;
 mod read;
 mod run;
 
@@ -32,6 +33,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Import session logs (Claude Code, Codex CLI, Gemini CLI, SWE-agent) into the store.
+    Import(lineage::ImportArgs),
+    /// Fork a session into a new one, optionally handed off to another backend.
+    Fork(lineage::ForkArgs),
     /// Walk the workspace's episodes, newest first.
     Timeline(read::TimelineArgs),
     /// Print one episode: its model-facing text, or the exact stored bytes with --raw.
@@ -52,6 +57,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let context = context::Context::new(cli.db, cli.workspace);
     let result = match cli.command {
+        Command::Import(args) => lineage::import(&context, &args),
+        Command::Fork(args) => lineage::fork(&context, &args),
         Command::Timeline(args) => read::timeline(&context, &args),
         Command::Show(args) => read::show(&context, &args),
         Command::Sessions => read::sessions(&context),
