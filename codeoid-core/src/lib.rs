@@ -35,3 +35,8 @@ pub mod translate;
 
 pub use error::{Error, ErrorKind, Result};
 pub use memory::{Memory, MemoryConfig};
+
+/// The README's Rust snippets, compiled as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
