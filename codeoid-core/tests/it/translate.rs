@@ -1333,7 +1333,10 @@ fn provider_json_validates_against_the_official_sdk_types() {
         Err(e) => Some(format!("cannot run {python}: {e}")),
     };
     if let Some(why) = unavailable {
-        assert!(!required, "SDK validation is required here but unavailable: {why}");
+        assert!(
+            !required,
+            "SDK validation is required here but unavailable: {why}"
+        );
         eprintln!(
             "skipping SDK validation: {why}; install with pip install -r scripts/requirements-translate.txt"
         );
