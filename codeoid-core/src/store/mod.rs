@@ -18,17 +18,21 @@
 //! the one-transaction write path), `turns` (turns out), `episodes` (episode rows and reads),
 //! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
 //! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text
-//! models read). See `docs/store.md`.
+//! models read); for the retrieval layer, `vector_feed` (the vector index's rows and the
+//! embedding queue), `candidates` (completing a candidate set) and `read_hashes` (hashing files a
+//! live session read). See `docs/store.md`.
 //!
 //! The store deliberately does no ranking, embedding or rotation policy: it gives those layers
 //! cheap, scoped queries.
 
 mod aggregates;
 mod blobs;
+mod candidates;
 mod checkpoint;
 mod connection;
 mod episodes;
 mod fts;
+mod read_hashes;
 mod record;
 mod render;
 mod rotation;
@@ -37,6 +41,7 @@ mod sessions;
 mod timeline;
 mod turns;
 mod usage;
+mod vector_feed;
 mod vectors;
 pub mod workspace;
 
@@ -64,6 +69,7 @@ pub use sessions::{Lineage, LineageKind, NewSession, Rotation, Session};
 pub use timeline::{MAX_TIMELINE_LIMIT, TimelinePage, TimelineQuery};
 pub use turns::StoredTurn;
 pub use usage::{UsageRow, UsageTotals};
+pub(crate) use vector_feed::{EpisodeMeta, QueuedEpisode};
 pub use vectors::{StoredVector, UnembeddedEpisode};
 pub use workspace::{Workspace, WorkspaceSource, relative_path, workspace_id};
 

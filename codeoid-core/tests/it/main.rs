@@ -3,10 +3,10 @@
 #![allow(clippy::unwrap_used)]
 
 mod compress;
+mod embed;
 mod import;
 mod index;
 mod memory;
 mod rotate;
 mod store;
 mod translate;
-mod embed;
