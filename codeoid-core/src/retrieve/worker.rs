@@ -26,20 +26,25 @@
 //!
 //! Deliberately not here: scoring (the engine), the model math (`embed`).
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::config::{EmbeddingConfig, ModelChoice};
 use super::vector_index::{EntryMeta, VectorIndex};
-use crate::embed::{Embedder, EpisodeText, ModelLocator};
+use crate::embed::{Embedder, EpisodeText, ModelLocator, ResolvedModel};
 use crate::error::Result;
 use crate::store::{EpisodeMeta, QueuedEpisode, Store};
 
 /// Episodes read from the queue per round trip.
 const QUEUE_PAGE: usize = 256;
+
+/// Old-model vectors deleted per transaction.
+const DROP_CHUNK: usize = 4096;
 
 /// How the warning about episodes the model failed on starts (it is replaced, not repeated).
 const FAILURE_WARNING: &str = "the embedding model failed on ";
@@ -391,8 +396,8 @@ fn run(shared: &Shared, locator: &ModelLocator) -> Result<()> {
         return Ok(());
     }
     shared.set_phase(EmbeddingPhase::Loading, None);
-    let embedder = match resolved.load() {
-        Ok(embedder) => Arc::new(embedder),
+    let embedder = match load_shared(&resolved) {
+        Ok(embedder) => embedder,
         Err(e) => {
             shared.set_phase(
                 EmbeddingPhase::Unavailable,
@@ -441,6 +446,26 @@ fn run(shared: &Shared, locator: &ModelLocator) -> Result<()> {
         }
         state.wake = false;
     }
+}
+
+/// The embedder for `resolved`, shared with every other live worker of this process that uses
+/// the same checkpoint (a process serving several workspaces loads the weights once). The lock
+/// is held while loading, so two workers starting together load once too.
+fn load_shared(resolved: &ResolvedModel) -> Result<Arc<Embedder>> {
+    type Loaded = HashMap<(PathBuf, Option<String>), Weak<Embedder>>;
+    static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    let mut loaded = LOADED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    loaded.retain(|_, weak| weak.strong_count() > 0);
+    let key = (resolved.dir.clone(), resolved.repo.clone());
+    if let Some(embedder) = loaded.get(&key).and_then(Weak::upgrade) {
+        return Ok(embedder);
+    }
+    let embedder = Arc::new(resolved.load()?);
+    loaded.insert(key, Arc::downgrade(&embedder));
+    Ok(embedder)
 }
 
 /// The index of every vector the store already has for this model.
@@ -630,15 +655,21 @@ fn yield_to_queries(shared: &Shared) {
 }
 
 /// Deletes other models' vectors once this model covers the workspace (episodes the model
-/// failed on have no use for them either). Returns `true` when there is nothing left to do.
+/// failed on have no use for them either), a few thousand per transaction so recording is never
+/// held up for long. Returns `true` when there is nothing left to do.
 fn drop_old_models(shared: &Shared, model: &str) -> bool {
-    match shared.store.has_vectors_except(&shared.workspace_id, model) {
-        Ok(false) => true,
-        Ok(true) => shared
+    loop {
+        if shared.stopping() {
+            return false;
+        }
+        match shared
             .store
-            .drop_vectors_except(&shared.workspace_id, model)
-            .is_ok(),
-        Err(_) => false,
+            .drop_vectors_except(&shared.workspace_id, model, DROP_CHUNK)
+        {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
     }
 }
 

@@ -285,37 +285,30 @@ impl Store {
         Ok(out)
     }
 
-    /// Deletes the vectors of `workspace_id`'s episodes made by any model other than
-    /// `keep_model` (after a model change, once the new model has embedded the workspace).
-    /// Returns how many vectors were deleted.
+    /// Deletes up to `limit` vectors of `workspace_id`'s episodes made by any model other than
+    /// `keep_model` (after a model change, once the new model has embedded the workspace), in
+    /// one short transaction. Returns how many were deleted; call again until it returns 0, so
+    /// a large deletion never holds the write lock for long.
     ///
     /// # Errors
     /// A database error if the write fails.
-    pub(crate) fn drop_vectors_except(&self, workspace_id: &str, keep_model: &str) -> Result<u64> {
+    pub(crate) fn drop_vectors_except(
+        &self,
+        workspace_id: &str,
+        keep_model: &str,
+        limit_rows: usize,
+    ) -> Result<u64> {
         let context = format!("cannot drop old vectors of {workspace_id}");
         self.write(&context, |tx| {
             tx.execute(
-                "DELETE FROM vectors WHERE model <> ?2 AND episode_pk IN
-                     (SELECT pk FROM episodes WHERE workspace_id = ?1)",
-                params![workspace_id, keep_model],
+                "DELETE FROM vectors WHERE (model, episode_pk, window_index) IN
+                     (SELECT v.model, v.episode_pk, v.window_index
+                      FROM vectors v JOIN episodes e ON e.pk = v.episode_pk
+                      WHERE v.model <> ?2 AND e.workspace_id = ?1 LIMIT ?3)",
+                params![workspace_id, keep_model, limit(limit_rows)],
             )
             .map(|n| n as u64)
             .map_err(|e| db_error(&context, e))
-        })
-    }
-
-    /// Whether `workspace_id` has vectors of any model other than `model`.
-    ///
-    /// # Errors
-    /// A database error if the read fails.
-    pub(crate) fn has_vectors_except(&self, workspace_id: &str, model: &str) -> Result<bool> {
-        self.read(|conn| {
-            conn.prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM vectors v JOIN episodes e ON e.pk = v.episode_pk
-                                WHERE v.model <> ?2 AND e.workspace_id = ?1)",
-            )
-            .and_then(|mut stmt| stmt.query_row(params![workspace_id, model], |r| r.get(0)))
-            .map_err(|e| db_error(&format!("cannot read the vectors of {workspace_id}"), e))
         })
     }
 }

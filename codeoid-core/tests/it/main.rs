@@ -7,6 +7,7 @@ mod embed;
 mod import;
 mod index;
 mod memory;
+mod retrieve;
 mod rotate;
 mod store;
 mod translate;
