@@ -53,6 +53,16 @@ impl std::fmt::Debug for Retriever {
     }
 }
 
+/// What the vector channel found.
+struct VectorCandidates {
+    /// The query vector, when a model is ready.
+    query: Option<Vec<f32>>,
+    /// The model's id, when a model is ready.
+    model: Option<String>,
+    /// `(episode key, approximate cosine)`, best first.
+    hits: Vec<(i64, f32)>,
+}
+
 /// How the query vector is obtained.
 enum QueryVector<'a> {
     /// Embed the query text with the worker's model, when it is ready.
@@ -165,7 +175,9 @@ impl Retriever {
     /// # Errors
     /// A database error reading summaries and paths.
     pub fn cluster_input(&self, max: usize) -> Result<ClusterInput> {
-        let picked: Option<(usize, Vec<(i64, Vec<f32>)>)> = self.worker().with_index(|index| {
+        // (dimension, (key, mean window vector) of the most recent episodes)
+        type Recent = (usize, Vec<(i64, Vec<f32>)>);
+        let picked: Option<Recent> = self.worker().with_index(|index| {
             index.map(|index| {
                 let vectors = index
                     .most_recent(max)
@@ -240,7 +252,11 @@ impl Retriever {
             (lexical, vector)
         });
         let lexical = lexical?;
-        let (query_vector, model, vector_hits) = vector?;
+        let VectorCandidates {
+            query: query_vector,
+            model,
+            hits: vector_hits,
+        } = vector?;
 
         // The union, in a stable order: lexical candidates, then vector-only ones.
         let mut candidates: Vec<Candidate> = Vec::with_capacity(lexical.len() + vector_hits.len());
@@ -320,18 +336,20 @@ impl Retriever {
         Ok(hits)
     }
 
-    /// The vector channel: the query vector and model (when there is one) and the top `k`
-    /// episodes by approximate cosine after the filters.
-    #[allow(clippy::type_complexity)]
+    /// The vector channel: the top `k` episodes by approximate cosine after the filters.
     fn vector_channel(
         &self,
         query: &RecallQuery,
         vector: QueryVector<'_>,
         filter_paths: &[String],
         k: usize,
-    ) -> Result<(Option<Vec<f32>>, Option<String>, Vec<(i64, f32)>)> {
+    ) -> Result<VectorCandidates> {
         let Some(embedder) = self.worker().ready_embedder() else {
-            return Ok((None, None, Vec::new()));
+            return Ok(VectorCandidates {
+                query: None,
+                model: None,
+                hits: Vec::new(),
+            });
         };
         let query_vector = match vector {
             QueryVector::Embed => embedder.embed_query(&query.text)?,
@@ -367,11 +385,11 @@ impl Retriever {
             .worker()
             .with_index(|index| index.map(|i| i.search(&query_vector, &filter, k)))
             .unwrap_or_default();
-        Ok((
-            Some(query_vector),
-            Some(embedder.model_id().to_owned()),
+        Ok(VectorCandidates {
+            query: Some(query_vector),
+            model: Some(embedder.model_id().to_owned()),
             hits,
-        ))
+        })
     }
 }
 

@@ -468,7 +468,9 @@ mod tests {
         let mut index = VectorIndex::new(2);
         let off = unit(&[0.0, 1.0]);
         for pk in 0..(BLOCK_ROWS as i64 - 1) {
-            index.add(meta(pk, "s", None, 0), &[off.clone()]).unwrap();
+            index
+                .add(meta(pk, "s", None, 0), std::slice::from_ref(&off))
+                .unwrap();
         }
         // Rows BLOCK_ROWS-1 (block 0) and BLOCK_ROWS (block 1): the match is in block 0.
         index

@@ -10,4 +10,5 @@ mod memory;
 mod retrieve;
 mod rotate;
 mod store;
+mod tools;
 mod translate;

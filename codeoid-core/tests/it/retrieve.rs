@@ -56,6 +56,7 @@ pub(crate) fn session(memory: &Memory, name: &str) -> String {
 
 /// Records a prompt, one tool call and its result at `seconds` (after the store tests' epoch);
 /// returns the tool call's episode id.
+#[allow(clippy::too_many_arguments)] // one argument per field of the exchange, read at call sites
 pub(crate) fn exchange(
     memory: &Memory,
     session: &str,

@@ -238,8 +238,8 @@ fn dropping_memory_while_the_worker_is_busy_is_prompt_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let memory = open_in(dir.path(), model_config());
     let s = session(&memory, "burst");
-    let long = "a line of build output that goes on for a while\n".repeat(200);
-    for i in 0..40 {
+    let long = "a line of build output that goes on for a while\n".repeat(100);
+    for i in 0..24 {
         exchange(
             &memory,
             &s,
@@ -269,8 +269,8 @@ fn dropping_memory_while_the_worker_is_busy_is_prompt_and_loses_nothing() {
     let memory = open_in(dir.path(), model_config());
     memory.flush().unwrap();
     let model = model_id(&memory);
-    assert_eq!(embedded(&memory, &model).len(), 40);
-    assert_eq!(memory.embedding_status().indexed_episodes, 40);
+    assert_eq!(embedded(&memory, &model).len(), 24);
+    assert_eq!(memory.embedding_status().indexed_episodes, 24);
 }
 
 #[test]
