@@ -35,25 +35,25 @@ pub(crate) fn quantize(vector: &[f32]) -> (Vec<i8>, f32) {
     (out, scale)
 }
 
-/// `Σ a[i] * b[i]` over equal-length int8 slices, exactly, in 32 bits (384 dimensions of at most
-/// 127² each stay far below `i32::MAX`).
+/// `Σ a[i] * b[i]` over equal-length int8 slices, exactly, in 32 bits.
+///
+/// Wrapping arithmetic on purpose: the products (at most 127² = 16,129) and their sum over any
+/// realistic width (under 130,000 dimensions) cannot overflow, and without overflow checks
+/// (which debug and test builds enable) the loop vectorizes in every build.
 #[inline(always)]
 fn dot_generic(a: &[i8], b: &[i8]) -> i32 {
     const LANES: usize = 32;
     let mut acc = [0i32; LANES];
-    let chunks = a.len() / LANES;
-    for c in 0..chunks {
-        let (x, y) = (
-            &a[c * LANES..(c + 1) * LANES],
-            &b[c * LANES..(c + 1) * LANES],
-        );
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (a_rest, b_rest) = (a_chunks.remainder(), b_chunks.remainder());
+    for (x, y) in a_chunks.zip(b_chunks) {
         for i in 0..LANES {
-            acc[i] += i32::from(x[i]) * i32::from(y[i]);
+            acc[i] = acc[i].wrapping_add(i32::from(x[i]).wrapping_mul(i32::from(y[i])));
         }
     }
-    let mut sum: i32 = acc.iter().sum();
-    for i in chunks * LANES..a.len().min(b.len()) {
-        sum += i32::from(a[i]) * i32::from(b[i]);
+    let mut sum = acc.iter().fold(0i32, |s, v| s.wrapping_add(*v));
+    for (x, y) in a_rest.iter().zip(b_rest) {
+        sum = sum.wrapping_add(i32::from(*x).wrapping_mul(i32::from(*y)));
     }
     sum
 }

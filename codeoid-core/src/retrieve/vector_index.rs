@@ -4,7 +4,9 @@
 //! Layout: rows live in fixed-size blocks of contiguous int8 (one scale per row), so appending
 //! never copies what is already there and a scan streams memory in order; episodes are a flat
 //! table (`first_row`, window count, filter fields), and the windows of one episode are always
-//! adjacent rows. An episode's score is its best window's.
+//! adjacent rows. A search walks the episode table, skips episodes the filter rejects without
+//! touching their rows, and scores the others' windows with one kernel call each. An episode's
+//! score is its best window's.
 //!
 //! Invariants: an episode is added whole (all its windows) or not at all, at most once (adding
 //! a known episode again is ignored); every row has the index's dimension; filters are applied
@@ -28,6 +30,9 @@ use crate::error::{Error, Result};
 /// Rows per storage block (1.5 MB of int8 at 384 dimensions).
 const BLOCK_ROWS: usize = 4096;
 
+/// Windows scored per kernel call (an episode has at most a handful; more are done in turns).
+const MAX_SCAN_WINDOWS: usize = 16;
+
 /// Marks "no tool" in the episode table.
 const NO_TOOL: u32 = u32::MAX;
 
@@ -44,8 +49,8 @@ struct Entry {
 
 /// What an episode contributes besides its vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct EntryMeta<'a> {
-    /// Its store primary key.
+pub struct EntryMeta<'a> {
+    /// Its key (the store's primary key; any unique integer outside a store).
     pub pk: i64,
     /// Its session id.
     pub session_id: &'a str,
@@ -58,7 +63,7 @@ pub(crate) struct EntryMeta<'a> {
 /// A search's filters, as values (resolved against the index's interned strings at search
 /// time). `Default` filters nothing.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct IndexFilter<'a> {
+pub struct IndexFilter<'a> {
     /// Only this session.
     pub session_id: Option<&'a str>,
     /// Not this session.
@@ -124,9 +129,10 @@ impl Ord for Scored {
     }
 }
 
-/// The vector index of one workspace for one model.
+/// The vector index of one workspace for one model. [`super::Retriever`] keeps one, filled
+/// by its embedding worker; it is public so benchmarks and embedders can use it on its own.
 #[derive(Debug)]
-pub(crate) struct VectorIndex {
+pub struct VectorIndex {
     dim: usize,
     blocks: Vec<Box<[i8]>>,
     scales: Vec<f32>,
@@ -138,7 +144,7 @@ pub(crate) struct VectorIndex {
 
 impl VectorIndex {
     /// An empty index for vectors of `dim` components.
-    pub(crate) fn new(dim: usize) -> VectorIndex {
+    pub fn new(dim: usize) -> VectorIndex {
         VectorIndex {
             dim,
             blocks: Vec::new(),
@@ -151,27 +157,32 @@ impl VectorIndex {
     }
 
     /// Vector width.
-    pub(crate) fn dim(&self) -> usize {
+    pub fn dim(&self) -> usize {
         self.dim
     }
 
     /// Episodes indexed.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// `true` when no episode is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Windows (rows) indexed.
-    pub(crate) fn rows(&self) -> usize {
+    pub fn rows(&self) -> usize {
         self.scales.len()
     }
 
     /// Whether episode `pk` is indexed.
-    pub(crate) fn contains(&self, pk: i64) -> bool {
+    pub fn contains(&self, pk: i64) -> bool {
         self.by_pk.contains_key(&pk)
     }
 
     /// Bytes held by rows, scales and the episode table (not counting the small interners).
-    pub(crate) fn memory_bytes(&self) -> usize {
+    pub fn memory_bytes(&self) -> usize {
         self.blocks.len() * BLOCK_ROWS * self.dim
             + self.scales.capacity() * 4
             + self.entries.capacity() * std::mem::size_of::<Entry>()
@@ -184,7 +195,7 @@ impl VectorIndex {
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] when there are no windows or one has the wrong
     /// dimension or a non-finite value; the index is unchanged then.
-    pub(crate) fn add(&mut self, meta: EntryMeta<'_>, windows: &[Vec<f32>]) -> Result<bool> {
+    pub fn add(&mut self, meta: EntryMeta<'_>, windows: &[Vec<f32>]) -> Result<bool> {
         if self.by_pk.contains_key(&meta.pk) {
             return Ok(false);
         }
@@ -235,13 +246,8 @@ impl VectorIndex {
     }
 
     /// The `k` best episodes for the unit vector `query` among those passing `filter`, best
-    /// first, as `(pk, approximate cosine of the best window)`.
-    pub(crate) fn search(
-        &self,
-        query: &[f32],
-        filter: &IndexFilter<'_>,
-        k: usize,
-    ) -> Vec<(i64, f32)> {
+    /// first, as `(key, approximate cosine of the best window)`.
+    pub fn search(&self, query: &[f32], filter: &IndexFilter<'_>, k: usize) -> Vec<(i64, f32)> {
         if k == 0 || query.len() != self.dim || self.entries.is_empty() {
             return Vec::new();
         }
@@ -250,70 +256,23 @@ impl VectorIndex {
         };
         let (q, q_scale) = quantize(query);
         let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
-        let mut raw = vec![0i32; BLOCK_ROWS];
-        // Scan block by block; each block's dot products are computed in one kernel call, then
-        // folded into per-episode maxima. Episodes that fail the filter are skipped whole when
-        // every row of a block belongs to them, which is the common case for big filters.
-        let mut entry_at = 0usize;
-        for (b, block) in self.blocks.iter().enumerate() {
-            let block_first = b * BLOCK_ROWS;
-            let block_end = (block_first + BLOCK_ROWS).min(self.scales.len());
-            if block_first >= block_end {
-                break;
-            }
-            // Advance to the first entry with rows in this block.
-            while entry_at < self.entries.len() {
-                let e = &self.entries[entry_at];
-                if (e.first_row + e.windows) as usize > block_first {
-                    break;
-                }
-                entry_at += 1;
-            }
-            let mut any = false;
-            let mut i = entry_at;
-            while i < self.entries.len() && (self.entries[i].first_row as usize) < block_end {
-                if pass(&self.entries[i]) {
-                    any = true;
-                    break;
-                }
-                i += 1;
-            }
-            if !any {
+        let mut raw = [0i32; MAX_SCAN_WINDOWS];
+        // Entries are in row order and an episode's windows are adjacent rows, so this walks
+        // memory front to back; an episode that fails the filter costs no arithmetic at all.
+        for entry in &self.entries {
+            if !pass(entry) {
                 continue;
             }
-            let rows = block_end - block_first;
-            dots(&q, &block[..rows * self.dim], &mut raw[..rows]);
-            let mut i = entry_at;
-            while i < self.entries.len() {
-                let e = self.entries[i];
-                let start = e.first_row as usize;
-                if start >= block_end {
-                    break;
-                }
-                // An episode whose windows straddle the block end is scored with the next block.
-                let end = start + e.windows as usize;
-                if end > block_end || !pass(&e) {
-                    i += 1;
-                    continue;
-                }
-                let mut best = f32::NEG_INFINITY;
-                for row in start.max(block_first)..end {
-                    best = best.max(raw[row - block_first] as f32 * self.scales[row]);
-                }
-                if start < block_first {
-                    best = best.max(self.straddling_best(&q, start, block_first));
-                }
-                let scored = Scored {
-                    score: best * q_scale,
-                    pk: e.pk,
-                };
-                if heap.len() < k {
-                    heap.push(scored);
-                } else if heap.peek().is_some_and(|worst| scored < *worst) {
-                    heap.pop();
-                    heap.push(scored);
-                }
-                i += 1;
+            let best = self.best_window(&q, entry, &mut raw);
+            let scored = Scored {
+                score: best * q_scale,
+                pk: entry.pk,
+            };
+            if heap.len() < k {
+                heap.push(scored);
+            } else if heap.peek().is_some_and(|worst| scored < *worst) {
+                heap.pop();
+                heap.push(scored);
             }
         }
         let mut out: Vec<Scored> = heap.into_vec();
@@ -321,14 +280,23 @@ impl VectorIndex {
         out.into_iter().map(|s| (s.pk, s.score)).collect()
     }
 
-    /// The best raw score of rows `start..end` (all in earlier blocks), recomputed: only episodes
-    /// that straddle a block boundary need this.
-    fn straddling_best(&self, q: &[i8], start: usize, end: usize) -> f32 {
+    /// The best scaled int8 score (`dot × row scale`) of `entry`'s windows for the int8 query `q`.
+    fn best_window(&self, q: &[i8], entry: &Entry, raw: &mut [i32; MAX_SCAN_WINDOWS]) -> f32 {
         let mut best = f32::NEG_INFINITY;
-        let mut out = [0i32; 1];
-        for row in start..end {
-            dots(q, self.row(row), &mut out);
-            best = best.max(out[0] as f32 * self.scales[row]);
+        let mut row = entry.first_row as usize;
+        let end = row + entry.windows as usize;
+        while row < end {
+            // The rows up to the end of this block (or of the episode) are contiguous.
+            let in_block = (BLOCK_ROWS - row % BLOCK_ROWS)
+                .min(end - row)
+                .min(MAX_SCAN_WINDOWS);
+            let offset = (row % BLOCK_ROWS) * self.dim;
+            let rows = &self.blocks[row / BLOCK_ROWS][offset..offset + in_block * self.dim];
+            dots(q, rows, &mut raw[..in_block]);
+            for (i, dot) in raw[..in_block].iter().enumerate() {
+                best = best.max(*dot as f32 * self.scales[row + i]);
+            }
+            row += in_block;
         }
         best
     }
@@ -364,7 +332,7 @@ impl VectorIndex {
 
     /// The mean of episode `pk`'s window vectors, dequantized (not normalized), or `None` when
     /// it is not indexed.
-    pub(crate) fn mean_vector(&self, pk: i64) -> Option<Vec<f32>> {
+    pub fn mean_vector(&self, pk: i64) -> Option<Vec<f32>> {
         let entry = self.entries[*self.by_pk.get(&pk)? as usize];
         let mut mean = vec![0.0f32; self.dim];
         let start = entry.first_row as usize;
@@ -379,8 +347,8 @@ impl VectorIndex {
         Some(mean)
     }
 
-    /// Up to `n` indexed episodes, most recent first: `(pk, created_at)`.
-    pub(crate) fn most_recent(&self, n: usize) -> Vec<i64> {
+    /// The keys of up to `n` indexed episodes, most recent first.
+    pub fn most_recent(&self, n: usize) -> Vec<i64> {
         let mut order: Vec<&Entry> = self.entries.iter().collect();
         order.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.pk.cmp(&a.pk)));
         order.into_iter().take(n).map(|e| e.pk).collect()
