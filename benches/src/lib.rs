@@ -1,1 +1,3 @@
 //! Shared helpers for the codeoid benchmarks.
+
+pub mod real_sessions;

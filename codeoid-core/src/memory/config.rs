@@ -1,5 +1,5 @@
 //! Settings of a [`super::Memory`]: where the store is, which workspace, and the settings of each
-//! mechanism (store, rotation, workspace index, compression).
+//! mechanism (store, rotation, workspace index, compression, retrieval and embeddings).
 //!
 //! `Default` gives the documented defaults without reading the environment;
 //! [`MemoryConfig::from_env`] layers the `CODEOID_*` variables on top, as a thin, separately
@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::index::IndexConfig;
+use crate::retrieve::{EmbeddingConfig, RetrievalConfig};
 use crate::rotate::RotationConfig;
 use crate::store::StoreOptions;
 
@@ -34,6 +35,15 @@ pub struct MemoryConfig {
     pub index: IndexConfig,
     /// A compression rule file (JSON, see `docs/compression.md`); `None` uses the built-in rules.
     pub compress_rules: Option<PathBuf>,
+    /// How recall ranks: weights, half-life, candidates per channel.
+    pub retrieval: RetrievalConfig,
+    /// Which embedding model, and how the background worker batches.
+    pub embedding: EmbeddingConfig,
+    /// Hash the files a live session reads ([`super::Memory::record_turn`]) right after the read
+    /// is recorded, so `recall_file` can say whether a file changed since. Default on. Bulk
+    /// recording ([`super::Memory::record_turns`], used by imports) never hashes: today's file
+    /// says nothing about the one read back then.
+    pub hash_live_reads: bool,
 }
 
 impl Default for MemoryConfig {
@@ -47,6 +57,9 @@ impl Default for MemoryConfig {
             rotation: RotationConfig::default(),
             index: IndexConfig::default(),
             compress_rules: None,
+            retrieval: RetrievalConfig::default(),
+            embedding: EmbeddingConfig::default(),
+            hash_live_reads: true,
         }
     }
 }
@@ -54,8 +67,10 @@ impl Default for MemoryConfig {
 impl MemoryConfig {
     /// The defaults with the environment applied: `CODEOID_AUTO_ROTATE` and the other rotation
     /// variables, `CODEOID_WORKSPACE_INDEX` and the index variables, `CODEOID_MEMORY=0` (memory
-    /// off), `CODEOID_TENANT`, `CODEOID_COMPRESS_RULES`. `CODEOID_DB` is read when the store path
-    /// is resolved.
+    /// off), `CODEOID_TENANT`, `CODEOID_COMPRESS_RULES`, `CODEOID_EMBEDDINGS=0` (lexical-only
+    /// recall), `CODEOID_RECALL_WEIGHTS` and `CODEOID_RECALL_HALF_LIFE_HOURS`. `CODEOID_DB` is
+    /// read when the store path is resolved, `CODEOID_MODEL_DIR` and the Hugging Face variables
+    /// when the model is located.
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] naming a variable whose value does not parse.
@@ -71,6 +86,8 @@ impl MemoryConfig {
         let mut config = MemoryConfig {
             rotation: RotationConfig::from_lookup(&lookup)?,
             index: IndexConfig::from_lookup(&lookup)?,
+            retrieval: RetrievalConfig::from_lookup(&lookup)?,
+            embedding: EmbeddingConfig::from_lookup(&lookup)?,
             ..MemoryConfig::default()
         };
         if let Some(value) = lookup("CODEOID_MEMORY") {

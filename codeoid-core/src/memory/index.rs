@@ -78,9 +78,14 @@ impl Memory {
         })
     }
 
-    /// Recent embedded episodes for topic clusters. Clusters need vectors, which the embedding
-    /// engine provides; without one the block simply has no cluster section.
+    /// The most recent embedded episodes (up to the index's clustering cap), one vector each,
+    /// from the retriever's in-memory index. Without a model the block simply has no cluster
+    /// section.
     fn cluster_input(&self) -> Result<ClusterInput> {
-        Ok(ClusterInput::none())
+        if self.config.index.max_clusters < 2 {
+            return Ok(ClusterInput::none());
+        }
+        self.retriever
+            .cluster_input(self.config.index.max_cluster_episodes)
     }
 }

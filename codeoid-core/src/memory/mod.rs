@@ -1,6 +1,7 @@
 //! [`Memory`]: the one object a harness holds. It ties a store to a workspace and runs every
-//! mechanism of codeoid over it: recording turns, reading episodes back, rotation, the workspace
-//! index and compressed command runs.
+//! mechanism of codeoid over it: recording turns, reading episodes back, hybrid recall with a
+//! background embedding worker, the four memory tools, rotation, the workspace index and
+//! compressed command runs.
 //!
 //! Each mechanism lives in its own module (`store`, `rotate`, `index`, `compress`...) and knows
 //! nothing of the others; this module is the thin layer that composes them, one file per
@@ -15,8 +16,10 @@
 mod config;
 mod index;
 mod lineage;
+mod recall;
 mod rotation;
 mod run;
+mod tools;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,6 +33,7 @@ use crate::canonical::Turn;
 use crate::compress::{Config as CompressConfig, Registry};
 use crate::error::{Error, Result};
 use crate::index::IndexScheduler;
+use crate::retrieve::Retriever;
 use crate::rotate::RotationPolicy;
 use crate::store::{
     self, NewSession, Recorded, Session, Store, StoredEpisode, TimelinePage, TimelineQuery,
@@ -47,6 +51,8 @@ pub struct Memory {
     /// One scheduler per calling session (the index labels that session `current`), so each
     /// session's system prompt stays byte-stable between rebuilds.
     indexes: Mutex<HashMap<String, IndexScheduler>>,
+    /// Hybrid recall and the embedding worker (stopped, and joined, when memory drops).
+    retriever: Retriever,
 }
 
 impl std::fmt::Debug for Memory {
@@ -95,8 +101,8 @@ impl Memory {
     /// `config.store` are ignored.
     ///
     /// # Errors
-    /// An invalid rotation or index config ([`crate::ErrorKind::InvalidInput`]) or an unreadable
-    /// compression rule file.
+    /// An invalid rotation, index, retrieval or embedding config
+    /// ([`crate::ErrorKind::InvalidInput`]) or an unreadable compression rule file.
     pub fn for_workspace(
         store: Arc<Store>,
         workspace: Workspace,
@@ -113,6 +119,17 @@ impl Memory {
             Some(path) => Registry::new(&CompressConfig::load(path)?)?,
             None => Registry::builtin()?,
         };
+        let mut embedding = config.embedding.clone();
+        if !config.memory_enabled {
+            // Nothing reads vectors while memory is off; a later open with memory on backfills.
+            embedding.model = crate::retrieve::ModelChoice::Disabled;
+        }
+        let retriever = Retriever::new(
+            Arc::clone(&store),
+            workspace.clone(),
+            config.retrieval.clone(),
+            embedding,
+        )?;
         Ok(Memory {
             store,
             workspace,
@@ -121,6 +138,7 @@ impl Memory {
             rotation,
             compress,
             indexes: Mutex::new(HashMap::new()),
+            retriever,
         })
     }
 
@@ -184,7 +202,9 @@ impl Memory {
     /// As [`Store::record_turns`]; nothing is written when any turn is invalid.
     pub fn record_turns(&self, session_id: &str, turns: &[Turn]) -> Result<Vec<Recorded>> {
         self.session(session_id)?;
-        self.store.record_turns(session_id, turns)
+        let recorded = self.store.record_turns(session_id, turns)?;
+        self.retriever.notify_recorded();
+        Ok(recorded)
     }
 
     /// Closes session `session_id`: pending tool calls become cancelled episodes and a buffered
@@ -194,7 +214,9 @@ impl Memory {
     /// [`crate::ErrorKind::NotFound`] when the session is not in this workspace.
     pub fn finish_session(&self, session_id: &str) -> Result<Vec<String>> {
         self.session(session_id)?;
-        self.store.finish_session(session_id)
+        let ids = self.store.finish_session(session_id)?;
+        self.retriever.notify_recorded();
+        Ok(ids)
     }
 
     /// One page of this workspace's timeline, newest first.

@@ -71,6 +71,7 @@ impl Memory {
     pub fn record_turn(&self, session_id: &str, turn: &Turn) -> Result<TurnOutcome> {
         let session = self.session(session_id)?;
         let recorded = self.store.record_turn(session_id, turn)?;
+        self.after_live_record(&recorded.episode_ids);
         let mut outcome = TurnOutcome {
             recorded,
             decision: None,

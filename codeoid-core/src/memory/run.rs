@@ -56,7 +56,9 @@ impl Memory {
         let runner = Runner::new(&self.compress)
             .stdin(crate::compress::Stdin::Null)
             .current_dir(self.workspace.root());
-        runner.run(command, &StoreSink::new(&self.store, session_id))
+        let output = runner.run(command, &StoreSink::new(&self.store, session_id));
+        self.retriever.notify_recorded();
+        output
     }
 
     /// The compression rules in force.

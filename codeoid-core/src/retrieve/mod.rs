@@ -1,1 +1,36 @@
-//! TODO(owner): retrieve
+//! Hybrid retrieval (DESIGN §2): `score = 0.55 vec + 0.25 bm25 + 0.12 recency + 0.08 path`, over
+//! the episodes of one workspace, with a background worker that embeds episodes as they arrive.
+//!
+//! One concept per file:
+//! - `config` ([`RetrievalConfig`], [`Weights`], [`EmbeddingConfig`], [`ModelChoice`]): weights,
+//!   half-life, candidate pool, which model.
+//! - `query` ([`RecallQuery`], [`RecallFilters`], [`Hit`], [`Components`]): what is asked and
+//!   what comes back.
+//! - `paths`: path-like tokens of a query and the path-overlap signal.
+//! - `quantized`: int8 rows and the dot-product kernel.
+//! - `vector_index`: the in-memory matrix of one workspace, with filter metadata.
+//! - `fusion`: the four-signal score over a candidate batch.
+//! - `worker` ([`EmbeddingStatus`], [`EmbeddingPhase`]): the background embedding worker and
+//!   backfill.
+//! - `engine` ([`Retriever`]): the two channels, candidate completion and fusion.
+//!
+//! Dependencies point down only: this module uses `store` and `embed`; the tools and `Memory`
+//! use it. See `docs/retrieval.md`.
+
+mod config;
+mod engine;
+mod fusion;
+mod paths;
+mod quantized;
+mod query;
+mod vector_index;
+mod worker;
+
+pub use config::{
+    ENV_EMBEDDINGS, ENV_HALF_LIFE_HOURS, ENV_WEIGHTS, EmbeddingConfig, ModelChoice,
+    RetrievalConfig, Weights,
+};
+pub use engine::Retriever;
+pub use query::{Components, Hit, MAX_RECALL_LIMIT, RecallFilters, RecallQuery};
+pub use vector_index::{EntryMeta, IndexFilter, VectorIndex};
+pub use worker::{EmbeddingPhase, EmbeddingStatus};

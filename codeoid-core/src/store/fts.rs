@@ -38,7 +38,7 @@ const PRUNE_MIN_ROWS: i64 = 1000;
 pub const MAX_LEXICAL_K: usize = 1000;
 
 /// BM25 column weights: summary, content, tool name.
-const BM25_WEIGHTS: &str = "2.0, 1.0, 1.0";
+pub(crate) const BM25_WEIGHTS: &str = "2.0, 1.0, 1.0";
 
 /// Words too common to help a ranking when they stand alone.
 const STOPWORDS: [&str; 40] = [

@@ -19,18 +19,22 @@
 //! chunker state any turn met), `fork` (a new session from a copy of another's turns), `turns` (turns out), `episodes` (episode rows and reads),
 //! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
 //! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text
-//! models read). See `docs/store.md`.
+//! models read); for the retrieval layer, `vector_feed` (the vector index's rows and the
+//! embedding queue), `candidates` (completing a candidate set) and `read_hashes` (hashing files a
+//! live session read). See `docs/store.md`.
 //!
 //! The store deliberately does no ranking, embedding or rotation policy: it gives those layers
 //! cheap, scoped queries.
 
 mod aggregates;
 mod blobs;
+mod candidates;
 mod checkpoint;
 mod connection;
 mod episodes;
 mod fork;
 mod fts;
+mod read_hashes;
 mod record;
 mod render;
 mod rotation;
@@ -41,6 +45,7 @@ mod sync;
 mod timeline;
 mod turns;
 mod usage;
+mod vector_feed;
 mod vectors;
 pub mod workspace;
 
@@ -71,6 +76,7 @@ pub use sync::Synced;
 pub use timeline::{MAX_TIMELINE_LIMIT, TimelinePage, TimelineQuery};
 pub use turns::StoredTurn;
 pub use usage::{UsageRow, UsageTotals};
+pub(crate) use vector_feed::{EpisodeMeta, QueuedEpisode};
 pub use vectors::{StoredVector, UnembeddedEpisode};
 pub use workspace::{Workspace, WorkspaceSource, relative_path, workspace_id};
 

@@ -11,7 +11,7 @@ use codeoid_core::ErrorKind;
 use codeoid_core::embed::{Embedder, EmbedderOptions, EpisodeText, Pooling, WindowPolicy};
 use serde_json::Value;
 
-mod download;
+pub(crate) mod download;
 mod resolve;
 
 /// The test model directory; a clear failure (not a skip) when it is not configured.

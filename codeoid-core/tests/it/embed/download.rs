@@ -75,8 +75,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A loopback HTTP server for the Hub layout; stops when dropped.
-struct HubServer {
+/// A loopback HTTP server for the Hub layout; stops when dropped. Also used by the retrieval
+/// tests (a model downloaded by the embedding worker).
+pub(crate) struct HubServer {
     endpoint: String,
     faults: Arc<Mutex<HashMap<String, Fault>>>,
     requests: Arc<Mutex<Vec<String>>>,
@@ -85,7 +86,7 @@ struct HubServer {
 }
 
 impl HubServer {
-    fn start() -> HubServer {
+    pub(crate) fn start() -> HubServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let faults: Arc<Mutex<HashMap<String, Fault>>> = Arc::default();
@@ -230,7 +231,7 @@ fn respond(
     stream.flush()
 }
 
-fn locator(server: &HubServer, cache: &Path) -> ModelLocator {
+pub(crate) fn locator(server: &HubServer, cache: &Path) -> ModelLocator {
     ModelLocator {
         explicit_dir: None,
         env_dir: None,

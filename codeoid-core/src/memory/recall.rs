@@ -1,0 +1,109 @@
+//! Recall over the store: hybrid retrieval of this workspace's episodes as seen from a calling
+//! session, the background embedding worker's flush, status and warnings, and what recording
+//! hands to it (new episodes to embed, read files to hash).
+
+use std::time::Duration;
+
+use super::Memory;
+use crate::canonical::PathAccess;
+use crate::error::Result;
+use crate::retrieve::{EmbeddingStatus, Hit, RecallQuery, Retriever};
+use crate::tools::{FileRecall, disk_state};
+
+impl Memory {
+    /// The episodes of this workspace most relevant to `query`, best first, each with its four
+    /// signals (DESIGN §2). Seen from `current_session`: unless `query.include_current_session`
+    /// is set, that session's own episodes are left out (they are in its context already). Also
+    /// usable with no session (`None`: nothing is excluded).
+    ///
+    /// Episodes recorded a moment ago may not be embedded yet (their `vec` is 0 until the
+    /// worker reaches them); call [`Memory::flush`] first when that matters.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when `current_session` is not in this workspace;
+    /// [`crate::ErrorKind::InvalidInput`] for a limit outside 1..=100 or an empty time range;
+    /// database errors.
+    pub fn recall(&self, current_session: Option<&str>, query: &RecallQuery) -> Result<Vec<Hit>> {
+        let mut query = query.clone();
+        if let Some(session) = current_session {
+            self.session(session)?;
+            if !query.include_current_session {
+                query.filters.exclude_session_id = Some(session.to_owned());
+            }
+        }
+        self.retriever.recall(&query)
+    }
+
+    /// The most recent read of `path` (relative to the workspace root, or absolute; both forms
+    /// find the same file) in any session of this workspace, with whether the file on disk
+    /// changed since, and the latest write to it recorded after that read.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn recall_file(&self, path: &str) -> Result<Option<FileRecall>> {
+        let ws = self.workspace.id();
+        let relative = self.workspace.relativize(path);
+        let Some((episode, matched)) =
+            self.store
+                .latest_episode_for_path(ws, &relative, Some(PathAccess::Read))?
+        else {
+            return Ok(None);
+        };
+        let later_write = self
+            .store
+            .latest_episode_for_path(ws, &relative, Some(PathAccess::Write))?
+            .map(|(write, _)| write.header)
+            .filter(|w| (w.created_at, &w.id) > (episode.header.created_at, &episode.header.id));
+        let disk = disk_state(self.workspace.root(), &matched);
+        Ok(Some(FileRecall {
+            episode,
+            path: matched,
+            disk,
+            later_write,
+        }))
+    }
+
+    /// Waits until every episode recorded in this workspace before the call is embedded and
+    /// searchable by meaning. Returns at once when embeddings are unavailable or disabled; while
+    /// a model is being downloaded it waits for the download.
+    ///
+    /// # Errors
+    /// A database error reading the newest episode.
+    pub fn flush(&self) -> Result<()> {
+        self.retriever.flush()
+    }
+
+    /// [`Memory::flush`], giving up after `timeout`; `Ok(false)` means it timed out.
+    ///
+    /// # Errors
+    /// As [`Memory::flush`].
+    pub fn flush_timeout(&self, timeout: Duration) -> Result<bool> {
+        self.retriever.flush_timeout(timeout)
+    }
+
+    /// Warnings to show the person once (not per call): why recall is lexical only, episodes
+    /// the model failed on, store errors the worker is retrying. Empty when all is well.
+    pub fn warnings(&self) -> Vec<String> {
+        self.retriever.warnings()
+    }
+
+    /// The embedding worker's progress: phase, model, episodes indexed, index memory.
+    pub fn embedding_status(&self) -> EmbeddingStatus {
+        self.retriever.status()
+    }
+
+    /// The retriever (for callers that embed queries themselves, and benchmarks).
+    pub fn retriever(&self) -> &Retriever {
+        &self.retriever
+    }
+
+    /// After a live turn is recorded: hash the files its episodes read (when configured) and
+    /// wake the embedding worker. Neither may fail the recording that already succeeded: a
+    /// file that cannot be hashed just has no hash.
+    pub(super) fn after_live_record(&self, episode_ids: &[String]) {
+        if self.config.hash_live_reads && !episode_ids.is_empty() {
+            let _ = self.store.hash_unhashed_reads(episode_ids);
+        }
+        self.retriever.notify_recorded();
+    }
+}

@@ -1,0 +1,410 @@
+//! [`Retriever`]: hybrid recall over one workspace. It owns the embedding worker (and through
+//! it the vector index) and runs the two candidate channels, then fuses them (DESIGN §2).
+//!
+//! One recall:
+//! 1. BM25 candidates from the store (`lexical_search`, filters inside SQL), on a second thread,
+//!    while this thread embeds the query and scans the vector index (filters in memory; the
+//!    path filter resolved to episode keys by one indexed query). Top K from each channel.
+//! 2. The union is completed: headers of vector-only candidates, the BM25 score of vector-only
+//!    candidates (the same `bm25()` over just those rows), the exact cosine of every candidate
+//!    from its stored f32 windows (the index is int8; this makes the reported `vec` exact), and
+//!    paths when the query names any.
+//! 3. Fusion ranks the union; the best `limit` are read whole.
+//!
+//! Without a model (none found, still downloading, disabled) the vector channel is empty and
+//! every `vec` is 0: BM25, recency and paths still rank. An episode recorded a moment ago and
+//! not yet embedded likewise has `vec` 0 until the worker reaches it (`flush` waits for that).
+//!
+//! Deliberately not here: argument parsing and text for models (the tools).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use chrono::Utc;
+
+use super::config::{EmbeddingConfig, RetrievalConfig};
+use super::fusion::{Candidate, rank};
+use super::paths::QueryPaths;
+use super::query::{Hit, RecallQuery};
+use super::vector_index::IndexFilter;
+use super::worker::{EmbeddingStatus, Worker};
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::index::{ClusterEpisode, ClusterInput};
+use crate::store::{LexicalFilters, Store, Workspace};
+
+/// Hybrid recall over one workspace of a store.
+pub struct Retriever {
+    store: Arc<Store>,
+    workspace: Workspace,
+    config: RetrievalConfig,
+    embedding: EmbeddingConfig,
+    /// Started on first use, so commands that only read the timeline never load a model.
+    worker: OnceLock<Worker>,
+}
+
+impl std::fmt::Debug for Retriever {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Retriever")
+            .field("workspace", &self.workspace.id())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the vector channel found.
+struct VectorCandidates {
+    /// The query vector, when a model is ready.
+    query: Option<Vec<f32>>,
+    /// The model's id, when a model is ready.
+    model: Option<String>,
+    /// `(episode key, approximate cosine)`, best first.
+    hits: Vec<(i64, f32)>,
+}
+
+/// How the query vector is obtained.
+enum QueryVector<'a> {
+    /// Embed the query text with the worker's model, when it is ready.
+    Embed,
+    /// Already embedded by the caller with the same model.
+    Given(&'a [f32]),
+}
+
+impl Retriever {
+    /// Retrieval for `workspace`. The embedding worker starts on first use (a recording, a
+    /// recall, a flush, a status or warnings call): it checks for the model without the network
+    /// and then loads the model and the stored vectors on its own thread.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] for an invalid config.
+    pub fn new(
+        store: Arc<Store>,
+        workspace: Workspace,
+        config: RetrievalConfig,
+        embedding: EmbeddingConfig,
+    ) -> Result<Retriever> {
+        config.validate()?;
+        embedding.validate()?;
+        Ok(Retriever {
+            store,
+            workspace,
+            config,
+            embedding,
+            worker: OnceLock::new(),
+        })
+    }
+
+    fn worker(&self) -> &Worker {
+        self.worker.get_or_init(|| {
+            Worker::start(
+                Arc::clone(&self.store),
+                self.workspace.id(),
+                self.embedding.clone(),
+            )
+        })
+    }
+
+    /// The ranking settings.
+    pub fn config(&self) -> &RetrievalConfig {
+        &self.config
+    }
+
+    /// Tells the worker that episodes were recorded (it embeds them soon).
+    pub fn notify_recorded(&self) {
+        self.worker().wake();
+    }
+
+    /// The most relevant episodes for `query`, best first, each with its four signals.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] for a limit out of range or an empty time range;
+    /// database errors.
+    pub fn recall(&self, query: &RecallQuery) -> Result<Vec<Hit>> {
+        self.recall_with(query, QueryVector::Embed)
+    }
+
+    /// [`Retriever::recall`] with a query vector the caller already computed with this
+    /// retriever's model ([`Retriever::embedder`]`.embed_query`): for benchmarks and for callers
+    /// that embed once and search several times.
+    ///
+    /// # Errors
+    /// As [`Retriever::recall`], and [`crate::ErrorKind::InvalidInput`] when the vector's width
+    /// is not the model's.
+    pub fn recall_embedded(&self, query: &RecallQuery, vector: &[f32]) -> Result<Vec<Hit>> {
+        self.recall_with(query, QueryVector::Given(vector))
+    }
+
+    /// The loaded embedding model, after waiting for it to load; `None` when recall is lexical.
+    pub fn embedder(&self) -> Option<Arc<Embedder>> {
+        self.worker().ready_embedder()
+    }
+
+    /// Waits until every episode of the workspace recorded before the call is embedded and
+    /// indexed, or embedding is impossible (no model, disabled). During a model download this
+    /// waits for the download.
+    ///
+    /// # Errors
+    /// A database error reading the newest episode.
+    pub fn flush(&self) -> Result<()> {
+        self.worker().flush(None).map(|_| ())
+    }
+
+    /// [`Retriever::flush`], giving up after `timeout`. Returns `false` on timeout.
+    ///
+    /// # Errors
+    /// As [`Retriever::flush`].
+    pub fn flush_timeout(&self, timeout: Duration) -> Result<bool> {
+        self.worker().flush(Some(timeout))
+    }
+
+    /// Warnings, each once: why recall is lexical only, episodes the model failed on, store
+    /// errors the worker is retrying.
+    pub fn warnings(&self) -> Vec<String> {
+        self.worker().warnings()
+    }
+
+    /// The embedding worker's progress.
+    pub fn status(&self) -> EmbeddingStatus {
+        self.worker().status()
+    }
+
+    /// The `max` most recent embedded episodes as clustering input (one vector per episode:
+    /// the mean of its windows), or an empty input when nothing is embedded.
+    ///
+    /// # Errors
+    /// A database error reading summaries and paths.
+    pub fn cluster_input(&self, max: usize) -> Result<ClusterInput> {
+        // (dimension, (key, mean window vector) of the most recent episodes)
+        type Recent = (usize, Vec<(i64, Vec<f32>)>);
+        let picked: Option<Recent> = self.worker().with_index(|index| {
+            index.map(|index| {
+                let vectors = index
+                    .most_recent(max)
+                    .into_iter()
+                    .filter_map(|pk| index.mean_vector(pk).map(|v| (pk, v)))
+                    .collect();
+                (index.dim(), vectors)
+            })
+        });
+        let Some((dim, vectors)) = picked.filter(|(_, v)| !v.is_empty()) else {
+            return Ok(ClusterInput::none());
+        };
+        let ws = self.workspace.id();
+        let pks: Vec<i64> = vectors.iter().map(|(pk, _)| *pk).collect();
+        let headers = self.store.headers_by_pk(ws, &pks)?;
+        let ids: Vec<&str> = headers.values().map(|h| h.id.as_str()).collect();
+        let paths = self.store.episode_paths(ws, &ids)?;
+        let mut input = ClusterInput::new(dim)?;
+        for (pk, vector) in &vectors {
+            let Some(header) = headers.get(pk) else {
+                continue;
+            };
+            let mut relative: Vec<String> = Vec::new();
+            for path in paths.get(&header.id).into_iter().flatten() {
+                if !relative.contains(&path.relative) {
+                    relative.push(path.relative.clone());
+                }
+            }
+            // A vector the index accepted is finite and of the right width.
+            input.push(
+                vector,
+                ClusterEpisode {
+                    summary: header.summary.clone(),
+                    paths: relative,
+                    time: header.created_at,
+                },
+            )?;
+        }
+        Ok(input)
+    }
+
+    fn recall_with(&self, query: &RecallQuery, vector: QueryVector<'_>) -> Result<Vec<Hit>> {
+        query.validate()?;
+        let now = query.as_of.unwrap_or_else(Utc::now);
+        let ws = self.workspace.id();
+        let filters = &query.filters;
+        let query_paths = QueryPaths::new(self.workspace.root(), &query.text, &filters.paths);
+        let filter_paths: Vec<String> = filters
+            .paths
+            .iter()
+            .map(|p| self.workspace.relativize(p))
+            .collect();
+        let lexical_filters = LexicalFilters {
+            session_id: filters.session_id.clone(),
+            exclude_session_id: filters.exclude_session_id.clone(),
+            tool_name: filters.tool_name.clone(),
+            since: filters.since,
+            until: filters.until,
+            paths: filter_paths.clone(),
+        };
+        let k = self.config.candidates;
+        let _running = self.worker().query_guard();
+        let (lexical, vector) = std::thread::scope(|scope| {
+            let lexical = scope.spawn(|| {
+                self.store
+                    .lexical_search(ws, &query.text, &lexical_filters, k)
+            });
+            let vector = self.vector_channel(query, vector, &filter_paths, k);
+            let lexical = lexical
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("the lexical search thread panicked")));
+            (lexical, vector)
+        });
+        let lexical = lexical?;
+        let VectorCandidates {
+            query: query_vector,
+            model,
+            hits: vector_hits,
+        } = vector?;
+
+        // The union, in a stable order: lexical candidates, then vector-only ones.
+        let mut candidates: Vec<Candidate> = Vec::with_capacity(lexical.len() + vector_hits.len());
+        let mut position: HashMap<String, usize> = HashMap::new();
+        for hit in lexical {
+            position.insert(hit.header.id.clone(), candidates.len());
+            candidates.push(Candidate {
+                header: hit.header,
+                cosine: None,
+                bm25: Some(hit.bm25),
+                paths: Vec::new(),
+            });
+        }
+        let vector_pks: Vec<i64> = vector_hits.iter().map(|(pk, _)| *pk).collect();
+        let mut headers = self.store.headers_by_pk(ws, &vector_pks)?;
+        let mut vector_only: Vec<String> = Vec::new();
+        for (pk, _) in &vector_hits {
+            let Some(header) = headers.remove(pk) else {
+                continue;
+            };
+            if position.contains_key(&header.id) {
+                continue;
+            }
+            position.insert(header.id.clone(), candidates.len());
+            vector_only.push(header.id.clone());
+            candidates.push(Candidate {
+                header,
+                cosine: None,
+                bm25: None,
+                paths: Vec::new(),
+            });
+        }
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let all_ids: Vec<String> = candidates.iter().map(|c| c.header.id.clone()).collect();
+        let ids: Vec<&str> = all_ids.iter().map(String::as_str).collect();
+        if let (Some(query_vector), Some(model)) = (&query_vector, &model) {
+            for (id, windows) in self.store.vectors_of(ws, model, &ids)? {
+                if let Some(&at) = position.get(&id) {
+                    candidates[at].cosine = windows
+                        .iter()
+                        .filter(|w| w.len() == query_vector.len())
+                        .map(|w| f64::from(dot(w, query_vector)))
+                        .reduce(f64::max);
+                }
+            }
+        }
+        if !vector_only.is_empty() {
+            let refs: Vec<&str> = vector_only.iter().map(String::as_str).collect();
+            for (id, score) in self.store.lexical_scores(ws, &query.text, &refs)? {
+                if let Some(&at) = position.get(&id) {
+                    candidates[at].bm25 = Some(score);
+                }
+            }
+        }
+        if !query_paths.is_empty() {
+            for (id, paths) in self.store.episode_paths(ws, &ids)? {
+                if let Some(&at) = position.get(&id) {
+                    candidates[at].paths = paths;
+                }
+            }
+        }
+        let ranked = rank(&candidates, &query_paths, &self.config, now);
+        let mut hits = Vec::with_capacity(query.limit);
+        for ranked in ranked.into_iter().take(query.limit) {
+            let candidate = &candidates[ranked.index];
+            let episode = self.store.episode(ws, &candidate.header.id)?;
+            hits.push(Hit {
+                header: episode.header,
+                content: episode.content,
+                paths: episode.paths,
+                score: ranked.score,
+                components: ranked.components,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The vector channel: the top `k` episodes by approximate cosine after the filters.
+    fn vector_channel(
+        &self,
+        query: &RecallQuery,
+        vector: QueryVector<'_>,
+        filter_paths: &[String],
+        k: usize,
+    ) -> Result<VectorCandidates> {
+        let Some(embedder) = self.worker().ready_embedder() else {
+            return Ok(VectorCandidates {
+                query: None,
+                model: None,
+                hits: Vec::new(),
+            });
+        };
+        let query_vector = match vector {
+            QueryVector::Embed => embedder.embed_query(&query.text)?,
+            QueryVector::Given(v) if v.len() == embedder.dim() => v.to_vec(),
+            QueryVector::Given(v) => {
+                return Err(Error::invalid_input(format!(
+                    "query vector has {} components but model {} makes {}; embed the query \
+                     with Retriever::embedder",
+                    v.len(),
+                    embedder.model_id(),
+                    embedder.dim()
+                )));
+            }
+        };
+        let path_pks: Option<HashSet<i64>> = if filter_paths.is_empty() {
+            None
+        } else {
+            Some(
+                self.store
+                    .episodes_touching(self.workspace.id(), filter_paths)?,
+            )
+        };
+        let filters = &query.filters;
+        let filter = IndexFilter {
+            session_id: filters.session_id.as_deref(),
+            exclude_session_id: filters.exclude_session_id.as_deref(),
+            tool_name: filters.tool_name.as_deref(),
+            since: filters.since,
+            until: filters.until,
+            pks: path_pks.as_ref(),
+        };
+        let hits = self
+            .worker()
+            .with_index(|index| index.map(|i| i.search(&query_vector, &filter, k)))
+            .unwrap_or_default();
+        Ok(VectorCandidates {
+            query: Some(query_vector),
+            model: Some(embedder.model_id().to_owned()),
+            hits,
+        })
+    }
+}
+
+/// `a · b`, with independent accumulators so it vectorizes.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let chunks = a.len().min(b.len()) / 8;
+    for c in 0..chunks {
+        for i in 0..8 {
+            acc[i] += a[c * 8 + i] * b[c * 8 + i];
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for i in chunks * 8..a.len().min(b.len()) {
+        sum += a[i] * b[i];
+    }
+    sum
+}

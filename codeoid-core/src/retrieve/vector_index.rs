@@ -1,0 +1,470 @@
+//! The in-memory vector index of one workspace: every embedded window as an int8 row, with the
+//! metadata recall filters need (session, tool, time), searched by a full scan.
+//!
+//! Layout: rows live in fixed-size blocks of contiguous int8 (one scale per row), so appending
+//! never copies what is already there and a scan streams memory in order; episodes are a flat
+//! table (`first_row`, window count, filter fields), and the windows of one episode are always
+//! adjacent rows. A search walks the episode table, skips episodes the filter rejects without
+//! touching their rows, and scores the others' windows with one kernel call each. An episode's
+//! score is its best window's.
+//!
+//! Invariants: an episode is added whole (all its windows) or not at all, at most once (adding
+//! a known episode again is ignored); every row has the index's dimension; filters are applied
+//! before the top-k cut, so a filtered search returns matches whenever any episode passes.
+//!
+//! Why a scan and not an approximate-nearest-neighbour graph: at 100,000 episodes a scan of int8
+//! rows takes a few milliseconds, is exact (up to quantization) under any filter, and costs no
+//! build time; see `docs/retrieval.md` for the figures and what changes at a million.
+//!
+//! Deliberately not here: where vectors come from (the worker), exact rescoring (the engine
+//! reads the f32 vectors back from the store), and the fusion with other signals.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+
+use super::quantized::{dots, quantize, quantize_into};
+use crate::error::{Error, Result};
+
+/// Rows per storage block (1.5 MB of int8 at 384 dimensions).
+const BLOCK_ROWS: usize = 4096;
+
+/// Windows scored per kernel call (an episode has at most a handful; more are done in turns).
+const MAX_SCAN_WINDOWS: usize = 16;
+
+/// Marks "no tool" in the episode table.
+const NO_TOOL: u32 = u32::MAX;
+
+/// One embedded episode's entry.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    pk: i64,
+    created_ms: i64,
+    session: u32,
+    tool: u32,
+    first_row: u32,
+    windows: u32,
+}
+
+/// What an episode contributes besides its vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryMeta<'a> {
+    /// Its key (the store's primary key; any unique integer outside a store).
+    pub pk: i64,
+    /// Its session id.
+    pub session_id: &'a str,
+    /// Its tool, for tool calls.
+    pub tool_name: Option<&'a str>,
+    /// When it was completed.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A search's filters, as values (resolved against the index's interned strings at search
+/// time). `Default` filters nothing.
+#[derive(Debug, Clone, Default)]
+pub struct IndexFilter<'a> {
+    /// Only this session.
+    pub session_id: Option<&'a str>,
+    /// Not this session.
+    pub exclude_session_id: Option<&'a str>,
+    /// Only this tool (case-insensitive).
+    pub tool_name: Option<&'a str>,
+    /// Only at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only strictly before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// Only these episodes (the path filter, resolved by the store).
+    pub pks: Option<&'a HashSet<i64>>,
+}
+
+/// Strings seen often (session ids, tool names), stored once.
+#[derive(Debug, Default)]
+struct Interner {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Interner {
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).unwrap_or(NO_TOOL - 1);
+        self.names.push(name.to_owned());
+        self.ids.insert(name.to_owned(), id);
+        id
+    }
+
+    fn get(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+}
+
+/// A scored episode in the top-k heap, ordered by score then (newer) primary key.
+#[derive(Debug, Clone, Copy)]
+struct Scored {
+    score: f32,
+    pk: i64,
+}
+
+impl PartialEq for Scored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed, so the BinaryHeap (a max-heap) keeps the worst of the kept on top.
+        other
+            .score
+            .total_cmp(&self.score)
+            .then(other.pk.cmp(&self.pk))
+    }
+}
+
+/// The vector index of one workspace for one model. [`super::Retriever`] keeps one, filled
+/// by its embedding worker; it is public so benchmarks and embedders can use it on its own.
+#[derive(Debug)]
+pub struct VectorIndex {
+    dim: usize,
+    blocks: Vec<Box<[i8]>>,
+    scales: Vec<f32>,
+    entries: Vec<Entry>,
+    by_pk: HashMap<i64, u32>,
+    sessions: Interner,
+    tools: Interner,
+}
+
+impl VectorIndex {
+    /// An empty index for vectors of `dim` components.
+    pub fn new(dim: usize) -> VectorIndex {
+        VectorIndex {
+            dim,
+            blocks: Vec::new(),
+            scales: Vec::new(),
+            entries: Vec::new(),
+            by_pk: HashMap::new(),
+            sessions: Interner::default(),
+            tools: Interner::default(),
+        }
+    }
+
+    /// Vector width.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Episodes indexed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// `true` when no episode is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Windows (rows) indexed.
+    pub fn rows(&self) -> usize {
+        self.scales.len()
+    }
+
+    /// Whether episode `pk` is indexed.
+    pub fn contains(&self, pk: i64) -> bool {
+        self.by_pk.contains_key(&pk)
+    }
+
+    /// Bytes held by rows, scales and the episode table (not counting the small interners).
+    pub fn memory_bytes(&self) -> usize {
+        self.blocks.len() * BLOCK_ROWS * self.dim
+            + self.scales.capacity() * 4
+            + self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.by_pk.capacity() * (std::mem::size_of::<(i64, u32)>() + 1)
+    }
+
+    /// Adds episode `meta` with its window vectors. Ignored (returns `Ok(false)`) when the
+    /// episode is already indexed.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] when there are no windows or one has the wrong
+    /// dimension or a non-finite value; the index is unchanged then.
+    pub fn add(&mut self, meta: EntryMeta<'_>, windows: &[Vec<f32>]) -> Result<bool> {
+        if self.by_pk.contains_key(&meta.pk) {
+            return Ok(false);
+        }
+        if windows.is_empty()
+            || windows
+                .iter()
+                .any(|w| w.len() != self.dim || w.iter().any(|x| !x.is_finite()))
+        {
+            return Err(Error::invalid_input(format!(
+                "episode #{} has {} windows that are not all finite {}-component vectors; \
+                 re-embed it",
+                meta.pk,
+                windows.len(),
+                self.dim
+            )));
+        }
+        let first_row = self.scales.len();
+        let (Ok(first), Ok(count)) = (u32::try_from(first_row), u32::try_from(windows.len()))
+        else {
+            return Err(Error::invalid_input(
+                "the vector index is full (2^32 rows); use a smaller workspace",
+            ));
+        };
+        for window in windows {
+            let row = self.scales.len();
+            if row % BLOCK_ROWS == 0 {
+                self.blocks
+                    .push(vec![0i8; BLOCK_ROWS * self.dim].into_boxed_slice());
+            }
+            let offset = (row % BLOCK_ROWS) * self.dim;
+            let block = self.blocks.len() - 1;
+            let scale = quantize_into(window, &mut self.blocks[block][offset..offset + self.dim]);
+            self.scales.push(scale);
+        }
+        let entry = Entry {
+            pk: meta.pk,
+            created_ms: meta.created_at.timestamp_millis(),
+            session: self.sessions.intern(meta.session_id),
+            tool: meta
+                .tool_name
+                .map_or(NO_TOOL, |t| self.tools.intern(&t.to_lowercase())),
+            first_row: first,
+            windows: count,
+        };
+        self.by_pk.insert(meta.pk, self.entries.len() as u32);
+        self.entries.push(entry);
+        Ok(true)
+    }
+
+    /// The `k` best episodes for the unit vector `query` among those passing `filter`, best
+    /// first, as `(key, approximate cosine of the best window)`.
+    pub fn search(&self, query: &[f32], filter: &IndexFilter<'_>, k: usize) -> Vec<(i64, f32)> {
+        if k == 0 || query.len() != self.dim || self.entries.is_empty() {
+            return Vec::new();
+        }
+        let Some(pass) = self.resolve(filter) else {
+            return Vec::new();
+        };
+        let (q, q_scale) = quantize(query);
+        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
+        let mut raw = [0i32; MAX_SCAN_WINDOWS];
+        // Entries are in row order and an episode's windows are adjacent rows, so this walks
+        // memory front to back; an episode that fails the filter costs no arithmetic at all.
+        for entry in &self.entries {
+            if !pass(entry) {
+                continue;
+            }
+            let best = self.best_window(&q, entry, &mut raw);
+            let scored = Scored {
+                score: best * q_scale,
+                pk: entry.pk,
+            };
+            if heap.len() < k {
+                heap.push(scored);
+            } else if heap.peek().is_some_and(|worst| scored < *worst) {
+                heap.pop();
+                heap.push(scored);
+            }
+        }
+        let mut out: Vec<Scored> = heap.into_vec();
+        out.sort();
+        out.into_iter().map(|s| (s.pk, s.score)).collect()
+    }
+
+    /// The best scaled int8 score (`dot × row scale`) of `entry`'s windows for the int8 query `q`.
+    fn best_window(&self, q: &[i8], entry: &Entry, raw: &mut [i32; MAX_SCAN_WINDOWS]) -> f32 {
+        let mut best = f32::NEG_INFINITY;
+        let mut row = entry.first_row as usize;
+        let end = row + entry.windows as usize;
+        while row < end {
+            // The rows up to the end of this block (or of the episode) are contiguous.
+            let in_block = (BLOCK_ROWS - row % BLOCK_ROWS)
+                .min(end - row)
+                .min(MAX_SCAN_WINDOWS);
+            let offset = (row % BLOCK_ROWS) * self.dim;
+            let rows = &self.blocks[row / BLOCK_ROWS][offset..offset + in_block * self.dim];
+            dots(q, rows, &mut raw[..in_block]);
+            for (i, dot) in raw[..in_block].iter().enumerate() {
+                best = best.max(*dot as f32 * self.scales[row + i]);
+            }
+            row += in_block;
+        }
+        best
+    }
+
+    fn row(&self, row: usize) -> &[i8] {
+        let offset = (row % BLOCK_ROWS) * self.dim;
+        &self.blocks[row / BLOCK_ROWS][offset..offset + self.dim]
+    }
+
+    /// A predicate for `filter`, or `None` when nothing can pass (an unknown session or tool).
+    fn resolve<'f>(&self, filter: &'f IndexFilter<'_>) -> Option<impl Fn(&Entry) -> bool + 'f> {
+        let session = match filter.session_id {
+            Some(s) => Some(self.sessions.get(s)?),
+            None => None,
+        };
+        let exclude = filter.exclude_session_id.and_then(|s| self.sessions.get(s));
+        let tool = match filter.tool_name {
+            Some(t) => Some(self.tools.get(&t.to_lowercase())?),
+            None => None,
+        };
+        let since = filter.since.map(|t| t.timestamp_millis());
+        let until = filter.until.map(|t| t.timestamp_millis());
+        let pks = filter.pks;
+        Some(move |e: &Entry| {
+            session.is_none_or(|s| e.session == s)
+                && exclude.is_none_or(|s| e.session != s)
+                && tool.is_none_or(|t| e.tool == t)
+                && since.is_none_or(|t| e.created_ms >= t)
+                && until.is_none_or(|t| e.created_ms < t)
+                && pks.is_none_or(|set| set.contains(&e.pk))
+        })
+    }
+
+    /// The mean of episode `pk`'s window vectors, dequantized (not normalized), or `None` when
+    /// it is not indexed.
+    pub fn mean_vector(&self, pk: i64) -> Option<Vec<f32>> {
+        let entry = self.entries[*self.by_pk.get(&pk)? as usize];
+        let mut mean = vec![0.0f32; self.dim];
+        let start = entry.first_row as usize;
+        for row in start..start + entry.windows as usize {
+            let scale = self.scales[row];
+            for (m, q) in mean.iter_mut().zip(self.row(row)) {
+                *m += f32::from(*q) * scale;
+            }
+        }
+        let n = entry.windows.max(1) as f32;
+        mean.iter_mut().for_each(|m| *m /= n);
+        Some(mean)
+    }
+
+    /// The keys of up to `n` indexed episodes, most recent first.
+    pub fn most_recent(&self, n: usize) -> Vec<i64> {
+        let mut order: Vec<&Entry> = self.entries.iter().collect();
+        order.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.pk.cmp(&a.pk)));
+        order.into_iter().take(n).map(|e| e.pk).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn unit(values: &[f32]) -> Vec<f32> {
+        let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
+        values.iter().map(|x| x / norm).collect()
+    }
+
+    fn meta(pk: i64, session: &str, tool: Option<&str>, hour: u32) -> EntryMeta<'static> {
+        let session: &'static str = Box::leak(session.to_owned().into_boxed_str());
+        let tool: Option<&'static str> = tool.map(|t| &*Box::leak(t.to_owned().into_boxed_str()));
+        EntryMeta {
+            pk,
+            session_id: session,
+            tool_name: tool,
+            created_at: Utc.with_ymd_and_hms(2026, 1, 1, hour, 0, 0).unwrap(),
+        }
+    }
+
+    #[test]
+    fn best_window_wins_and_filters_apply_before_the_cut() {
+        let mut index = VectorIndex::new(3);
+        // Episode 1: its second window matches the query exactly.
+        index
+            .add(
+                meta(1, "s1", Some("Read"), 1),
+                &[unit(&[0.0, 1.0, 0.0]), unit(&[1.0, 0.0, 0.0])],
+            )
+            .unwrap();
+        index
+            .add(meta(2, "s2", Some("Bash"), 2), &[unit(&[0.7, 0.7, 0.0])])
+            .unwrap();
+        index
+            .add(meta(3, "s2", None, 3), &[unit(&[0.0, 0.0, 1.0])])
+            .unwrap();
+        let query = unit(&[1.0, 0.0, 0.0]);
+        let hits = index.search(&query, &IndexFilter::default(), 2);
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
+        assert!((hits[0].1 - 1.0).abs() < 0.01, "{hits:?}");
+
+        // Filters cut before top-k: the only s2 episode without a tool is still returned.
+        let only = IndexFilter {
+            session_id: Some("s2"),
+            ..IndexFilter::default()
+        };
+        assert_eq!(index.search(&query, &only, 1)[0].0, 2);
+        let tool = IndexFilter {
+            tool_name: Some("read"),
+            ..IndexFilter::default()
+        };
+        assert_eq!(index.search(&query, &tool, 5).len(), 1);
+        let exclude = IndexFilter {
+            exclude_session_id: Some("s1"),
+            ..IndexFilter::default()
+        };
+        assert_eq!(index.search(&query, &exclude, 5).len(), 2);
+        let late = IndexFilter {
+            since: Some(Utc.with_ymd_and_hms(2026, 1, 1, 3, 0, 0).unwrap()),
+            ..IndexFilter::default()
+        };
+        assert_eq!(index.search(&query, &late, 5)[0].0, 3);
+        let set: HashSet<i64> = [3].into();
+        let pks = IndexFilter {
+            pks: Some(&set),
+            ..IndexFilter::default()
+        };
+        assert_eq!(index.search(&query, &pks, 5)[0].0, 3);
+        let unknown = IndexFilter {
+            session_id: Some("nope"),
+            ..IndexFilter::default()
+        };
+        assert!(index.search(&query, &unknown, 5).is_empty());
+    }
+
+    #[test]
+    fn episodes_straddling_blocks_are_scored_on_all_windows() {
+        let mut index = VectorIndex::new(2);
+        let off = unit(&[0.0, 1.0]);
+        for pk in 0..(BLOCK_ROWS as i64 - 1) {
+            index
+                .add(meta(pk, "s", None, 0), std::slice::from_ref(&off))
+                .unwrap();
+        }
+        // Rows BLOCK_ROWS-1 (block 0) and BLOCK_ROWS (block 1): the match is in block 0.
+        index
+            .add(meta(-1, "s", None, 0), &[unit(&[1.0, 0.0]), off.clone()])
+            .unwrap();
+        let hits = index.search(&unit(&[1.0, 0.0]), &IndexFilter::default(), 1);
+        assert_eq!(hits[0].0, -1);
+        assert!(hits[0].1 > 0.99);
+        assert_eq!(index.rows(), BLOCK_ROWS + 1);
+    }
+
+    #[test]
+    fn bad_windows_are_refused_and_duplicates_ignored() {
+        let mut index = VectorIndex::new(2);
+        assert!(index.add(meta(1, "s", None, 0), &[]).is_err());
+        assert!(index.add(meta(1, "s", None, 0), &[vec![1.0]]).is_err());
+        assert!(
+            index
+                .add(meta(1, "s", None, 0), &[vec![f32::NAN, 0.0]])
+                .is_err()
+        );
+        assert_eq!(index.len(), 0);
+        assert!(index.add(meta(1, "s", None, 0), &[vec![1.0, 0.0]]).unwrap());
+        assert!(!index.add(meta(1, "s", None, 0), &[vec![0.0, 1.0]]).unwrap());
+        assert_eq!((index.len(), index.rows()), (1, 1));
+        let mean = index.mean_vector(1).unwrap();
+        assert!((mean[0] - 1.0).abs() < 0.01 && mean[1].abs() < 0.01);
+    }
+}

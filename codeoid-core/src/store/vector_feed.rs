@@ -1,0 +1,314 @@
+//! Reads and writes that feed the retrieval layer's in-memory vector index and its background
+//! embedding worker: every stored vector of a workspace with the metadata the index filters on,
+//! the workspace's episodes in insertion order past a cursor (the embedding queue), the texts and
+//! the exact vectors of given episodes, and dropping vectors of models no longer in use.
+//!
+//! Invariants: every read is scoped to one workspace; episodes are walked by primary key, which
+//! only grows, so a cursor (`after_pk`) never skips an episode that was committed before the
+//! read; vectors are decoded exactly as `vectors` stores them (little-endian f32).
+//!
+//! These are crate-internal: primary keys are the compact keys the index uses and never leave
+//! the crate. It deliberately does no embedding, quantization or scoring.
+
+use std::collections::HashMap;
+
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter};
+
+use super::connection::db_error;
+use super::{Store, from_millis};
+use crate::error::{Error, ErrorKind, Result};
+use chrono::{DateTime, Utc};
+
+/// Parameters bound per `IN (...)` list: far below SQLite's 32,766 limit.
+const IN_CHUNK: usize = 500;
+
+/// What the vector index keeps about an episode besides its vectors: enough to apply recall
+/// filters (session, tool, time) without touching SQLite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EpisodeMeta {
+    /// Primary key: the index's key for the episode.
+    pub pk: i64,
+    /// Episode id.
+    pub id: String,
+    /// Its session.
+    pub session_id: String,
+    /// Its tool, for tool calls.
+    pub tool_name: Option<String>,
+    /// When it was completed.
+    pub created_at: DateTime<Utc>,
+}
+
+/// One episode of the embedding queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct QueuedEpisode {
+    /// Metadata for the index.
+    pub meta: EpisodeMeta,
+    /// `true` when vectors of the queried model already exist (another process, or an earlier
+    /// run, embedded it): load them instead of embedding again.
+    pub has_vectors: bool,
+}
+
+fn decode(bytes: &[u8], dim: i64, out: &mut Vec<f32>) -> bool {
+    let Ok(dim) = usize::try_from(dim) else {
+        return false;
+    };
+    if dim == 0 || bytes.len() != dim * 4 {
+        return false;
+    }
+    out.clear();
+    out.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+    true
+}
+
+fn corrupt(episode_pk: i64, window: i64, len: usize, dim: i64) -> Error {
+    Error::new(
+        ErrorKind::Corrupt,
+        format!(
+            "vector {window} of episode #{episode_pk} has {len} bytes for dimension {dim}; \
+             delete the store's vectors to re-embed"
+        ),
+    )
+}
+
+fn limit(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Calls `f(meta, window, vector)` for every vector of `workspace_id` made by `model`, in
+    /// episode then window order, streamed (the whole set is never held here). `meta` is the
+    /// same value for all windows of one episode.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Corrupt`] when a stored vector's length disagrees with its dimension; any
+    /// error `f` returns stops the walk and is returned.
+    pub(crate) fn scan_vectors(
+        &self,
+        workspace_id: &str,
+        model: &str,
+        mut f: impl FnMut(&EpisodeMeta, u32, &[f32]) -> Result<()>,
+    ) -> Result<()> {
+        let context = format!("cannot read {model:?} vectors of {workspace_id}");
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT e.pk, e.id, e.session_id, e.tool_name, e.created_at,
+                            v.window_index, v.dim, v.data
+                     FROM vectors v JOIN episodes e ON e.pk = v.episode_pk
+                     WHERE v.model = ?1 AND e.workspace_id = ?2
+                     ORDER BY v.episode_pk, v.window_index",
+                )
+                .map_err(|e| db_error(&context, e))?;
+            let mut rows = stmt
+                .query(params![model, workspace_id])
+                .map_err(|e| db_error(&context, e))?;
+            let mut meta: Option<EpisodeMeta> = None;
+            let mut vector = Vec::new();
+            while let Some(row) = rows.next().map_err(|e| db_error(&context, e))? {
+                let pk: i64 = row.get(0).map_err(|e| db_error(&context, e))?;
+                if meta.as_ref().is_none_or(|m| m.pk != pk) {
+                    let read = || -> rusqlite::Result<EpisodeMeta> {
+                        Ok(EpisodeMeta {
+                            pk,
+                            id: row.get(1)?,
+                            session_id: row.get(2)?,
+                            tool_name: row.get(3)?,
+                            created_at: from_millis(row.get(4)?),
+                        })
+                    };
+                    meta = Some(read().map_err(|e| db_error(&context, e))?);
+                }
+                let window: i64 = row.get(5).map_err(|e| db_error(&context, e))?;
+                let dim: i64 = row.get(6).map_err(|e| db_error(&context, e))?;
+                let data = row
+                    .get_ref(7)
+                    .and_then(|v| v.as_blob().map_err(rusqlite::Error::from))
+                    .map_err(|e| db_error(&context, e))?;
+                if !decode(data, dim, &mut vector) {
+                    return Err(corrupt(pk, window, data.len(), dim));
+                }
+                if let Some(meta) = &meta {
+                    f(meta, u32::try_from(window).unwrap_or(u32::MAX), &vector)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Up to `limit` episodes of `workspace_id` with a primary key above `after_pk`, oldest
+    /// first, each flagged with whether `model` vectors exist for it.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub(crate) fn episodes_after(
+        &self,
+        workspace_id: &str,
+        model: &str,
+        after_pk: i64,
+        limit_rows: usize,
+    ) -> Result<Vec<QueuedEpisode>> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT e.pk, e.id, e.session_id, e.tool_name, e.created_at,
+                        EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?2 AND v.episode_pk = e.pk)
+                 FROM episodes e WHERE e.workspace_id = ?1 AND e.pk > ?3
+                 ORDER BY e.pk LIMIT ?4",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map(
+                    params![workspace_id, model, after_pk, limit(limit_rows)],
+                    |r| {
+                        Ok(QueuedEpisode {
+                            meta: EpisodeMeta {
+                                pk: r.get(0)?,
+                                id: r.get(1)?,
+                                session_id: r.get(2)?,
+                                tool_name: r.get(3)?,
+                                created_at: from_millis(r.get(4)?),
+                            },
+                            has_vectors: r.get(5)?,
+                        })
+                    },
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| {
+                db_error(
+                    &format!("cannot list episodes of {workspace_id} to embed"),
+                    e,
+                )
+            })
+        })
+    }
+
+    /// The largest episode primary key of `workspace_id` (0 when it has none): everything
+    /// committed so far is at or below it.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub(crate) fn max_episode_pk(&self, workspace_id: &str) -> Result<i64> {
+        self.read(|conn| {
+            conn.prepare_cached("SELECT coalesce(max(pk), 0) FROM episodes WHERE workspace_id = ?1")
+                .and_then(|mut stmt| stmt.query_row([workspace_id], |r| r.get(0)))
+                .map_err(|e| db_error(&format!("cannot read the episodes of {workspace_id}"), e))
+        })
+    }
+
+    /// `(summary, content)` of each episode in `pks` (of `workspace_id`), for embedding.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub(crate) fn episode_texts(
+        &self,
+        workspace_id: &str,
+        pks: &[i64],
+    ) -> Result<HashMap<i64, (String, String)>> {
+        let mut out = HashMap::with_capacity(pks.len());
+        self.read(|conn| {
+            for chunk in pks.chunks(IN_CHUNK) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let sql = format!(
+                    "SELECT e.pk, e.summary, c.content FROM episodes e
+                     JOIN episode_contents c ON c.episode_pk = e.pk
+                     WHERE e.workspace_id = ? AND e.pk IN ({marks})"
+                );
+                let values = std::iter::once(Value::Text(workspace_id.to_owned()))
+                    .chain(chunk.iter().map(|&pk| Value::Integer(pk)));
+                let rows = conn
+                    .prepare(&sql)
+                    .and_then(|mut stmt| {
+                        stmt.query_map(params_from_iter(values), |r| {
+                            Ok((r.get::<_, i64>(0)?, (r.get(1)?, r.get(2)?)))
+                        })?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                    })
+                    .map_err(|e| db_error("cannot read episodes to embed", e))?;
+                out.extend(rows);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The `model` vectors of each episode in `ids` (of `workspace_id`), windows in order.
+    /// Episodes without vectors are absent from the map.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Corrupt`] for a vector whose length disagrees with its dimension.
+    pub(crate) fn vectors_of(
+        &self,
+        workspace_id: &str,
+        model: &str,
+        ids: &[&str],
+    ) -> Result<HashMap<String, Vec<Vec<f32>>>> {
+        let mut out: HashMap<String, Vec<Vec<f32>>> = HashMap::with_capacity(ids.len());
+        let context = format!("cannot read {model:?} vectors of {workspace_id}");
+        self.read(|conn| {
+            for chunk in ids.chunks(IN_CHUNK) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let sql = format!(
+                    "SELECT e.id, e.pk, v.window_index, v.dim, v.data
+                     FROM episodes e JOIN vectors v ON v.model = ? AND v.episode_pk = e.pk
+                     WHERE e.workspace_id = ? AND e.id IN ({marks})
+                     ORDER BY e.pk, v.window_index"
+                );
+                let values = [model, workspace_id]
+                    .into_iter()
+                    .chain(chunk.iter().copied());
+                let mut stmt = conn.prepare(&sql).map_err(|e| db_error(&context, e))?;
+                let mut rows = stmt
+                    .query(params_from_iter(values))
+                    .map_err(|e| db_error(&context, e))?;
+                while let Some(row) = rows.next().map_err(|e| db_error(&context, e))? {
+                    let read = || -> rusqlite::Result<(String, i64, i64, i64)> {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                    };
+                    let (id, pk, window, dim) = read().map_err(|e| db_error(&context, e))?;
+                    let data = row
+                        .get_ref(4)
+                        .and_then(|v| v.as_blob().map_err(rusqlite::Error::from))
+                        .map_err(|e| db_error(&context, e))?;
+                    let mut vector = Vec::new();
+                    if !decode(data, dim, &mut vector) {
+                        return Err(corrupt(pk, window, data.len(), dim));
+                    }
+                    out.entry(id).or_default().push(vector);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Deletes up to `limit` vectors of `workspace_id`'s episodes made by any model other than
+    /// `keep_model` (after a model change, once the new model has embedded the workspace), in
+    /// one short transaction. Returns how many were deleted; call again until it returns 0, so
+    /// a large deletion never holds the write lock for long.
+    ///
+    /// # Errors
+    /// A database error if the write fails.
+    pub(crate) fn drop_vectors_except(
+        &self,
+        workspace_id: &str,
+        keep_model: &str,
+        limit_rows: usize,
+    ) -> Result<u64> {
+        let context = format!("cannot drop old vectors of {workspace_id}");
+        self.write(&context, |tx| {
+            tx.execute(
+                "DELETE FROM vectors WHERE (model, episode_pk, window_index) IN
+                     (SELECT v.model, v.episode_pk, v.window_index
+                      FROM vectors v JOIN episodes e ON e.pk = v.episode_pk
+                      WHERE v.model <> ?2 AND e.workspace_id = ?1 LIMIT ?3)",
+                params![workspace_id, keep_model, limit(limit_rows)],
+            )
+            .map(|n| n as u64)
+            .map_err(|e| db_error(&context, e))
+        })
+    }
+}

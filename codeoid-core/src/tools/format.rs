@@ -1,0 +1,198 @@
+//! The text a model reads from `recall` and `recall_file` (DESIGN §3). `timeline` and
+//! `get_episode` reuse the store's renderers, so all four share one header style.
+//!
+//! Recall block, pinned by tests:
+//! ```text
+//! ### [1] {summary} — {label}
+//! - when: {ISO-8601}
+//! - kind: {kind} ({tool})
+//! - score: 0.712 (vec=0.81, fts=0.55, rec=0.90, path=0.00)
+//! - episode_id: {id}
+//!
+//! {verbatim content}
+//! ```
+//! A `- status: failed|cancelled` line follows `kind` for episodes that did not end well (as in
+//! `get_episode`). Content is verbatim; content longer than [`MAX_CONTENT_CHARS`] shows its head
+//! and tail around a marker naming the `get_episode` call that returns all of it, so six hits
+//! cannot flood a small context window. Sessions are labels (`current session`,
+//! `prior session #N`), never raw ids.
+
+use crate::canonical::EpisodeStatus;
+use crate::error::Result;
+use crate::retrieve::Hit;
+use crate::store::{EpisodeHeader, iso8601};
+
+use super::FileRecall;
+use super::file::DiskState;
+
+/// Characters of one episode's content shown by `recall` and `recall_file`; the rest is one
+/// `get_episode` away.
+pub const MAX_CONTENT_CHARS: usize = 6_000;
+
+/// `content` whole when short, else its head and tail around a marker naming `get_episode`.
+pub(crate) fn excerpt(content: &str, episode_id: &str) -> String {
+    let total = content.chars().count();
+    if total <= MAX_CONTENT_CHARS {
+        return content.to_owned();
+    }
+    // Two thirds head (intent, command, input), one third tail (errors, totals).
+    let head_chars = MAX_CONTENT_CHARS * 2 / 3;
+    let tail_chars = MAX_CONTENT_CHARS - head_chars;
+    let head_end = content
+        .char_indices()
+        .nth(head_chars)
+        .map_or(content.len(), |(at, _)| at);
+    let tail_start = content
+        .char_indices()
+        .nth(total - tail_chars)
+        .map_or(content.len(), |(at, _)| at);
+    format!(
+        "{}\n[codeoid: {} characters omitted here; get_episode(\"{episode_id}\") has the whole \
+         episode]\n{}",
+        &content[..head_end],
+        total - head_chars - tail_chars,
+        &content[tail_start..]
+    )
+}
+
+fn kind_line(header: &EpisodeHeader) -> String {
+    let mut line = format!("- kind: {}", header.kind);
+    if let Some(tool) = &header.tool_name {
+        line.push_str(&format!(" ({tool})"));
+    }
+    if header.status != EpisodeStatus::Ok {
+        line.push_str(&format!("\n- status: {}", header.status.as_str()));
+    }
+    line
+}
+
+/// The recall blocks of `hits`, numbered from 1, separated by a blank line; `label` names a
+/// session relative to the caller.
+///
+/// # Errors
+/// Whatever `label` returns.
+pub(crate) fn recall_text(
+    hits: &[Hit],
+    label: &mut dyn FnMut(&str) -> Result<String>,
+) -> Result<String> {
+    let mut out = String::new();
+    for (i, hit) in hits.iter().enumerate() {
+        let header = &hit.header;
+        let c = hit.components;
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&format!(
+            "### [{}] {} — {}\n- when: {}\n{}\n- score: {:.3} (vec={:.2}, fts={:.2}, rec={:.2}, \
+             path={:.2})\n- episode_id: {}\n\n{}",
+            i + 1,
+            header.summary,
+            label(&header.session_id)?,
+            iso8601(header.created_at),
+            kind_line(header),
+            hit.score,
+            c.vec,
+            c.bm25,
+            c.recency,
+            c.path,
+            header.id,
+            excerpt(&hit.content, &header.id)
+        ));
+    }
+    Ok(out)
+}
+
+/// What `recall` says when nothing matched.
+pub(crate) fn no_hits(query: &str, excluded_current: bool, tool_name: Option<&str>) -> String {
+    let mut out = format!("no episodes in this workspace's memory match {query:?}");
+    if let Some(tool) = tool_name {
+        out.push_str(&format!(" among {tool} calls"));
+    }
+    if excluded_current {
+        out.push_str(
+            " (the current session was not searched; set include_current_session to true to \
+             search it)",
+        );
+    }
+    out
+}
+
+/// The text of a `recall_file` result.
+///
+/// # Errors
+/// Whatever `label` returns.
+pub(crate) fn file_text(
+    recall: &FileRecall,
+    label: &mut dyn FnMut(&str) -> Result<String>,
+) -> Result<String> {
+    let header = &recall.episode.header;
+    let mut out = format!(
+        "### {} — {}\n- when: {}\n{}\n- file: {}",
+        header.summary,
+        label(&header.session_id)?,
+        iso8601(header.created_at),
+        kind_line(header),
+        recall.path.relative
+    );
+    if recall.path.given != recall.path.relative {
+        out.push_str(&format!(" (read as {})", recall.path.given));
+    }
+    out.push_str(&format!("\n- on disk: {}", disk_line(&recall.disk)));
+    if let Some(write) = &recall.later_write {
+        out.push_str(&format!(
+            "\n- changed later in memory: {} at {} — {} (episode_id: {})",
+            write.tool_name.as_deref().unwrap_or(write.kind.as_str()),
+            iso8601(write.created_at),
+            label(&write.session_id)?,
+            write.id
+        ));
+    }
+    out.push_str(&format!(
+        "\n- episode_id: {}\n\n{}",
+        header.id,
+        excerpt(&recall.episode.content, &header.id)
+    ));
+    Ok(out)
+}
+
+fn disk_line(state: &DiskState) -> String {
+    match state {
+        DiskState::Unchanged => "unchanged since this read (same content hash)".to_owned(),
+        DiskState::Changed => "CHANGED since this read (the content hash differs); read the \
+                               file again for its current content"
+            .to_owned(),
+        DiskState::Deleted => "the file no longer exists".to_owned(),
+        DiskState::Unknown(reason) => format!("unknown ({reason})"),
+    }
+}
+
+/// What `recall_file` says when memory has no read of the file.
+pub(crate) fn no_read(path: &str, relative: &str) -> String {
+    if path == relative {
+        format!("no earlier read of {path} in this workspace's memory; read the file itself")
+    } else {
+        format!(
+            "no earlier read of {path} (workspace-relative {relative}) in this workspace's \
+             memory; read the file itself"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_content_keeps_head_and_tail_around_a_marker() {
+        assert_eq!(excerpt("short", "ep_1"), "short");
+        let long: String = (0..10_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let out = excerpt(&long, "ep_1");
+        assert!(out.starts_with(&long[..4000]));
+        assert!(out.ends_with(&long[long.len() - 2000..]));
+        assert!(out.contains("[codeoid: 4000 characters omitted here; get_episode(\"ep_1\")"));
+        let wide = "é".repeat(7000);
+        assert!(excerpt(&wide, "ep_2").contains("1000 characters omitted"));
+    }
+}

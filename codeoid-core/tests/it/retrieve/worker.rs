@@ -1,0 +1,371 @@
+//! The background embedding worker: lexical-only memory with one warning and a backfill when a
+//! model appears, a model change that re-embeds and drops the old vectors, episodes left behind
+//! by a drop or a SIGKILL embedded at the next open, a drop while the worker is busy, a model
+//! downloaded on the worker thread (and a stalled download that blocks nothing), and topic
+//! clusters in the workspace index from the worker's vectors.
+//!
+//! The kill test re-executes this test binary on the ignored test [`child_process`], which
+//! reads its role from `CODEOID_IT_CHILD`.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use codeoid_core::retrieve::{EmbeddingConfig, EmbeddingPhase, ModelChoice, RecallQuery};
+use codeoid_core::{Memory, MemoryConfig};
+use serde_json::json;
+
+use super::{FILLER, exchange, model_config, open_in, record_filler, session};
+use crate::embed::checkpoint_copy;
+use crate::embed::download::{HubServer, locator};
+
+const CHILD_TEST: &str = "retrieve::worker::child_process";
+
+/// Distinct episodes of this memory's workspace that have vectors of `model`.
+fn embedded(memory: &Memory, model: &str) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    memory
+        .store()
+        .for_each_vector(memory.workspace().id(), model, |v| {
+            ids.insert(v.episode_id);
+            Ok(())
+        })
+        .unwrap();
+    ids
+}
+
+fn episode_count(memory: &Memory) -> usize {
+    memory
+        .store()
+        .workspace_stats(memory.workspace().id())
+        .unwrap()
+        .episodes as usize
+}
+
+fn model_id(memory: &Memory) -> String {
+    memory.embedding_status().model_id.unwrap()
+}
+
+#[test]
+fn no_model_means_lexical_recall_with_one_warning_then_a_backfill() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-model-here");
+    let lexical = open_in(
+        dir.path(),
+        MemoryConfig {
+            embedding: EmbeddingConfig {
+                model: ModelChoice::Dir(missing.clone()),
+                ..EmbeddingConfig::default()
+            },
+            ..MemoryConfig::default()
+        },
+    );
+    let s = session(&lexical, "work");
+    record_filler(&lexical, &s, 0);
+    lexical.flush().unwrap();
+    for _ in 0..5 {
+        let hits = lexical
+            .recall(None, &RecallQuery::new("install instructions README"))
+            .unwrap();
+        assert_eq!(hits[0].header.summary, "Read(README.md)");
+        assert_eq!(hits[0].components.vec, 0.0);
+    }
+    let warnings = lexical.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("lexical only"), "{}", warnings[0]);
+    assert!(warnings[0].contains("no-model-here"), "{}", warnings[0]);
+    assert_eq!(
+        lexical.embedding_status().phase,
+        EmbeddingPhase::Unavailable
+    );
+    drop(lexical);
+
+    // The model appears: the next open embeds everything recorded before.
+    let memory = open_in(dir.path(), model_config());
+    memory.flush().unwrap();
+    assert!(memory.warnings().is_empty(), "{:?}", memory.warnings());
+    let status = memory.embedding_status();
+    assert_eq!(status.phase, EmbeddingPhase::Ready);
+    assert_eq!(status.indexed_episodes, FILLER.len());
+    assert_eq!(embedded(&memory, &model_id(&memory)).len(), FILLER.len());
+    let hits = memory
+        .recall(None, &RecallQuery::new("how do I set up the package"))
+        .unwrap();
+    assert!(hits[0].components.vec > 0.0);
+}
+
+#[test]
+fn a_model_change_re_embeds_and_drops_the_old_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), model_config());
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    memory.flush().unwrap();
+    let old = model_id(&memory);
+    assert_eq!(embedded(&memory, &old).len(), FILLER.len());
+    drop(memory);
+
+    // The same weights with a different window length are a different model id.
+    let models = tempfile::tempdir().unwrap();
+    let changed = checkpoint_copy(
+        models.path(),
+        "minilm-128",
+        &[(
+            "sentence_bert_config.json",
+            br#"{"max_seq_length": 128, "do_lower_case": false}"#,
+        )],
+    );
+    let memory = open_in(
+        dir.path(),
+        MemoryConfig {
+            embedding: EmbeddingConfig {
+                model: ModelChoice::Dir(changed),
+                ..EmbeddingConfig::default()
+            },
+            ..MemoryConfig::default()
+        },
+    );
+    memory.flush().unwrap();
+    let new = model_id(&memory);
+    assert_ne!(new, old);
+    assert_eq!(embedded(&memory, &new).len(), FILLER.len());
+    assert_eq!(memory.embedding_status().indexed_episodes, FILLER.len());
+    // The old vectors go once the new model covers the workspace (right after the backfill).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !embedded(&memory, &old).is_empty() {
+        assert!(Instant::now() < deadline, "old vectors were not dropped");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn episodes_left_by_a_drop_before_the_worker_ran_are_embedded_at_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), model_config());
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    // Dropped at once: the worker is still loading the model and stops before embedding.
+    drop(memory);
+    let memory = open_in(dir.path(), model_config());
+    let model = memory.retriever().embedder().unwrap().model_id().to_owned();
+    let before = embedded(&memory, &model).len();
+    memory.flush().unwrap();
+    assert!(before < FILLER.len(), "{before} already embedded");
+    assert_eq!(embedded(&memory, &model).len(), FILLER.len());
+}
+
+/// Entry point of child processes; does nothing unless `CODEOID_IT_CHILD` names a role.
+#[test]
+#[ignore = "entry point of the child processes the worker tests spawn"]
+fn child_process() {
+    let Ok(role) = std::env::var("CODEOID_IT_CHILD") else {
+        return;
+    };
+    assert_eq!(role, "memory_writer", "unknown child role");
+    let dir = std::path::PathBuf::from(std::env::var("CODEOID_IT_DIR").unwrap());
+    let memory = open_in(&dir, model_config());
+    let s = session(&memory, "child");
+    for i in 0.. {
+        let output = format!(
+            "test case_{i} ... FAILED\nassertion failed: left == right at src/case_{i}.rs:{i}\n{}",
+            "context line\n".repeat(40)
+        );
+        exchange(
+            &memory,
+            &s,
+            &format!("k{i}"),
+            i * 10,
+            "run the test suite",
+            "Bash",
+            json!({"command": format!("cargo test case_{i}")}),
+            &output,
+        );
+        // Printed only after the turns were recorded: an acknowledgement.
+        println!("ACK {i}");
+    }
+}
+
+#[test]
+fn a_process_killed_while_embedding_leaves_nothing_the_next_open_does_not_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            CHILD_TEST,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CODEOID_IT_CHILD", "memory_writer")
+        .env("CODEOID_IT_DIR", dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut acks = 0;
+    for line in BufReader::new(stdout).lines() {
+        if line.unwrap().starts_with("ACK ") {
+            acks += 1;
+        }
+        // Enough for the worker to be loading or embedding when the kill lands.
+        if acks == 60 {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(acks, 60, "the child stopped early");
+
+    let memory = open_in(dir.path(), model_config());
+    memory.store().integrity_check().unwrap();
+    let episodes = episode_count(&memory);
+    assert!(episodes >= 60, "{episodes} episodes");
+    memory.flush().unwrap();
+    let model = model_id(&memory);
+    assert_eq!(embedded(&memory, &model).len(), episodes);
+    assert_eq!(memory.embedding_status().indexed_episodes, episodes);
+    let hits = memory
+        .recall(None, &RecallQuery::new("assertion failed in case_42"))
+        .unwrap();
+    assert_eq!(hits[0].header.summary, "Bash(cargo test case_42)");
+}
+
+#[test]
+fn dropping_memory_while_the_worker_is_busy_is_prompt_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), model_config());
+    let s = session(&memory, "burst");
+    let long = "a line of build output that goes on for a while\n".repeat(100);
+    for i in 0..24 {
+        exchange(
+            &memory,
+            &s,
+            &format!("b{i}"),
+            i * 10,
+            "build it",
+            "Bash",
+            json!({"command": format!("make target_{i}")}),
+            &long,
+        );
+    }
+    // Wait until the worker is embedding, then drop in the middle of the backfill.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while memory.embedding_status().indexed_episodes == 0 {
+        assert!(Instant::now() < deadline, "the worker never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let started = Instant::now();
+    drop(memory);
+    // At most one batch of 8 long episodes finishes first (seconds, even on a busy machine).
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let memory = open_in(dir.path(), model_config());
+    memory.flush().unwrap();
+    let model = model_id(&memory);
+    assert_eq!(embedded(&memory, &model).len(), 24);
+    assert_eq!(memory.embedding_status().indexed_episodes, 24);
+}
+
+#[test]
+fn a_missing_model_is_downloaded_on_the_worker_thread_and_then_embeds() {
+    let server = HubServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("hf-cache");
+    let config = MemoryConfig {
+        embedding: EmbeddingConfig {
+            model: ModelChoice::Locate(locator(&server, &cache)),
+            ..EmbeddingConfig::default()
+        },
+        ..MemoryConfig::default()
+    };
+    let memory = open_in(dir.path(), config);
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    memory.flush().unwrap();
+    assert!(memory.warnings().is_empty(), "{:?}", memory.warnings());
+    assert_eq!(memory.embedding_status().phase, EmbeddingPhase::Ready);
+    assert_eq!(embedded(&memory, &model_id(&memory)).len(), FILLER.len());
+    assert!(cache.join("models--BAAI--bge-small-en-v1.5").is_dir());
+}
+
+#[test]
+fn a_stalled_download_blocks_neither_open_nor_recall_nor_drop() {
+    // A server that accepts connections and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let mut locate = codeoid_core::embed::ModelLocator::from_vars(|_| None);
+    locate.hf_cache = Some(dir.path().join("hf-cache"));
+    locate.download = Some(codeoid_core::embed::DownloadSource {
+        endpoint,
+        max_retries: 0,
+    });
+    let started = Instant::now();
+    let memory = open_in(
+        dir.path(),
+        MemoryConfig {
+            embedding: EmbeddingConfig {
+                model: ModelChoice::Locate(locate),
+                ..EmbeddingConfig::default()
+            },
+            ..MemoryConfig::default()
+        },
+    );
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    let hits = memory
+        .recall(None, &RecallQuery::new("README install"))
+        .unwrap();
+    assert_eq!(hits[0].header.summary, "Read(README.md)");
+    assert_eq!(memory.embedding_status().phase, EmbeddingPhase::Downloading);
+    assert!(!memory.flush_timeout(Duration::from_millis(50)).unwrap());
+    drop(memory);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(listener);
+}
+
+#[test]
+fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), model_config());
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    for i in 0..12 {
+        exchange(
+            &memory,
+            &s,
+            &format!("p{i}"),
+            1000 + i * 10,
+            "fix the parser",
+            "Edit",
+            json!({"file_path": "src/parser/expr.rs", "old_string": "a", "new_string": "b"}),
+            &format!("parse error: expected expression after operator at column {i}"),
+        );
+        exchange(
+            &memory,
+            &s,
+            &format!("d{i}"),
+            2000 + i * 10,
+            "deploy the service",
+            "Bash",
+            json!({"command": format!("kubectl rollout status deployment/api-{i}")}),
+            "deployment \"api\" successfully rolled out; 3 of 3 replicas available",
+        );
+    }
+    memory.flush().unwrap();
+    assert!(episode_count(&memory) >= 30);
+    let index = memory.workspace_index(Some(&s)).unwrap();
+    assert!(index.contains("## Topic clusters"), "{index}");
+    assert!(index.contains("episodes, latest"), "{index}");
+}

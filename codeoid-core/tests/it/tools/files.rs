@@ -1,0 +1,201 @@
+//! `recall_file` on real files: relative and absolute forms find the same latest read; live
+//! reads recorded through `Memory::record_turn` are hashed, so the answer says whether the file
+//! changed, was deleted or was edited later in memory; bulk-recorded (imported) reads have no
+//! hash and say "unknown"; a file never read is a plain answer, not an error.
+
+use std::path::Path;
+
+use codeoid_core::Memory;
+use codeoid_core::canonical::Turn;
+use serde_json::json;
+
+use super::lexical_memory;
+use crate::retrieve::{exchange, session};
+use crate::store::{at, call, result};
+
+/// Records, turn by turn as a live harness does, a read of `file` whose result is its content.
+fn live_read(memory: &Memory, session: &str, key: &str, seconds: i64, file: &Path) -> String {
+    let content = std::fs::read_to_string(file).unwrap();
+    memory
+        .record_turn(
+            session,
+            &at(Turn::user_text("look at it"), &format!("{key}-u"), seconds),
+        )
+        .unwrap();
+    let input = json!({"file_path": file.to_string_lossy()});
+    memory
+        .record_turn(
+            session,
+            &at(
+                call(&format!("{key}-c"), "Read", input),
+                &format!("{key}-a"),
+                seconds + 1,
+            ),
+        )
+        .unwrap();
+    let out = memory
+        .record_turn(
+            session,
+            &at(
+                result(&format!("{key}-c"), &content, false),
+                &format!("{key}-r"),
+                seconds + 2,
+            ),
+        )
+        .unwrap();
+    out.recorded.episode_ids[0].clone()
+}
+
+fn recall_file(memory: &Memory, session: &str, path: &str) -> String {
+    let out = memory.call_tool(
+        Some(session),
+        "recall_file",
+        &json!({"path": path}).to_string(),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    out.text
+}
+
+#[test]
+fn live_reads_are_hashed_and_compared_with_the_file_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let root = memory.workspace().root().to_path_buf();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let file = root.join("src/lib.rs");
+    std::fs::write(&file, "pub fn answer() -> u32 { 41 }\n").unwrap();
+    let s = session(&memory, "live");
+    let first = live_read(&memory, &s, "r1", 0, &file);
+    std::fs::write(&file, "pub fn answer() -> u32 { 42 }\n").unwrap();
+    let latest = live_read(&memory, &s, "r2", 100, &file);
+    assert_ne!(first, latest);
+
+    // Relative and absolute forms find the latest read, which matches the file.
+    let absolute = file.to_string_lossy().into_owned();
+    for path in ["src/lib.rs", "./src/lib.rs", absolute.as_str()] {
+        let text = recall_file(&memory, &s, path);
+        assert!(
+            text.starts_with(&format!("### Read({absolute}) — current session\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("\n- episode_id: {latest}\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("\n- file: src/lib.rs (read as {absolute})\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n- on disk: unchanged since this read (same content hash)\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("pub fn answer() -> u32 { 42 }\n"), "{text}");
+    }
+
+    std::fs::write(&file, "pub fn answer() -> u32 { 43 }\n").unwrap();
+    let text = recall_file(&memory, &s, "src/lib.rs");
+    assert!(
+        text.contains("\n- on disk: CHANGED since this read"),
+        "{text}"
+    );
+
+    // An edit recorded after the read is named.
+    let edit = exchange(
+        &memory,
+        &s,
+        "e1",
+        200,
+        "bump it",
+        "Edit",
+        json!({"file_path": absolute, "old_string": "42", "new_string": "43"}),
+        "The file has been updated.",
+    );
+    let text = recall_file(&memory, &s, "src/lib.rs");
+    assert!(
+        text.contains(&format!(
+            "\n- changed later in memory: Edit at 2025-10-09T08:56:42Z — current session \
+             (episode_id: {edit})\n"
+        )),
+        "{text}"
+    );
+
+    std::fs::remove_file(&file).unwrap();
+    let text = recall_file(&memory, &s, "src/lib.rs");
+    assert!(
+        text.contains("\n- on disk: the file no longer exists\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn imported_reads_have_no_hash_and_unknown_files_are_a_plain_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let root = memory.workspace().root().to_path_buf();
+    std::fs::write(root.join("notes.md"), "# notes\n").unwrap();
+    let s = session(&memory, "imported");
+    // `exchange` records in bulk, as importers do.
+    exchange(
+        &memory,
+        &s,
+        "i1",
+        0,
+        "read the notes",
+        "Read",
+        json!({"file_path": "notes.md"}),
+        "# notes\n",
+    );
+    let current = session(&memory, "live");
+    let text = recall_file(&memory, &current, "notes.md");
+    assert!(
+        text.starts_with("### Read(notes.md) — prior session #1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n- on disk: unknown (no content hash was recorded for that read; imported \
+             sessions have none)\n"
+        ),
+        "{text}"
+    );
+    let text = recall_file(&memory, &current, "never/read.rs");
+    assert_eq!(
+        text,
+        "no earlier read of never/read.rs in this workspace's memory; read the file itself"
+    );
+    let absolute = root.join("gone.rs").to_string_lossy().into_owned();
+    let text = recall_file(&memory, &current, &absolute);
+    assert_eq!(
+        text,
+        format!(
+            "no earlier read of {absolute} (workspace-relative gone.rs) in this workspace's \
+             memory; read the file itself"
+        )
+    );
+}
+
+#[test]
+fn hashing_live_reads_can_be_switched_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = crate::retrieve::open_in(
+        dir.path(),
+        codeoid_core::MemoryConfig {
+            hash_live_reads: false,
+            embedding: codeoid_core::retrieve::EmbeddingConfig {
+                model: codeoid_core::retrieve::ModelChoice::Disabled,
+                ..Default::default()
+            },
+            ..codeoid_core::MemoryConfig::default()
+        },
+    );
+    let file = memory.workspace().root().join("a.txt");
+    std::fs::write(&file, "a\n").unwrap();
+    let s = session(&memory, "live");
+    live_read(&memory, &s, "r", 0, &file);
+    let text = recall_file(&memory, &s, "a.txt");
+    assert!(
+        text.contains("- on disk: unknown (no content hash"),
+        "{text}"
+    );
+}
