@@ -100,6 +100,11 @@
 #define CODEOID_ERROR_PANIC 1002
 
 /**
+ * `target_format` of `codeoid_memory_fork`: stay on the parent's backend (no handoff).
+ */
+#define CODEOID_FORMAT_NONE 0
+
+/**
  * Anthropic Messages (`messages`).
  */
 #define CODEOID_FORMAT_ANTHROPIC 1
@@ -315,6 +320,44 @@ struct codeoid_error *codeoid_memory_finish_session(const struct codeoid_memory 
                                                     struct codeoid_string *out_json);
 
 /**
+ * Forks session `session_id` into a new session called `name`, copying its turns up to and
+ * including turn `at_turn` (0-based sequence number; negative: the tip). The parent is
+ * untouched. With `target_format` a `CODEOID_FORMAT_*` value (and optionally `model`), the
+ * copied conversation is also translated for that backend, within a budget of its context
+ * window; `CODEOID_FORMAT_NONE` (0) keeps the parent's backend and `model` must then be NULL.
+ *
+ * `options_json` (optional) is `{"id"?: new session id, "handoff"?: {"budget_fraction",
+ * "budget_tokens", "context_window", "translate": {translation options}}}`.
+ *
+ * Writes `{"session": session object (with its "lineage"), "copied_turns", "episode_id" (the
+ * fork event), "handoff": null or {"backend", "context_window", "budget_tokens", "window",
+ * "omitted_turns", "seed", "turns", "messages", "losses"}}` into `*out_json`; `messages` is
+ * ready to send to the target.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_INVALID_INPUT` (unknown format, blank name, `at_turn` out of range, bad
+ * options), `CODEOID_ERROR_NOT_FOUND` (session), `CODEOID_ERROR_ALREADY_EXISTS` (the new id is
+ * taken), `CODEOID_ERROR_TRANSLATION` (strict translation that would lose something).
+ * Thread-safe.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; each `(ptr, len)` pair is NULL or readable; `out_json` is
+ * NULL or points at a `codeoid_string` that owns nothing.
+ */
+struct codeoid_error *codeoid_memory_fork(const struct codeoid_memory *memory,
+                                          const char *session_id,
+                                          size_t session_id_len,
+                                          int64_t at_turn,
+                                          uint32_t target_format,
+                                          const char *model,
+                                          size_t model_len,
+                                          const char *name,
+                                          size_t name_len,
+                                          const char *options_json,
+                                          size_t options_json_len,
+                                          struct codeoid_string *out_json);
+
+/**
  * Closes the store and destroys `memory`. `codeoid_memory_free(NULL)` does nothing.
  *
  * Must not run while another thread is still calling functions on `memory`; using the handle
@@ -324,6 +367,38 @@ struct codeoid_error *codeoid_memory_finish_session(const struct codeoid_memory 
  * `memory` is NULL or a handle from `codeoid_memory_open` that was not freed yet.
  */
 void codeoid_memory_free(struct codeoid_memory *memory);
+
+/**
+ * Imports session logs (a file or a folder: Claude Code, Codex CLI, Gemini CLI, SWE-agent;
+ * the format is detected from the content) at `path` into the store. Each session goes to the
+ * workspace its log names; logs that name none go to this memory's workspace. Re-importing adds
+ * nothing; a log that grew is brought up to date exactly. Malformed lines are skipped and
+ * reported, not fatal.
+ *
+ * `options_json` (optional) is `{"tenant"?, "workspace_dir"? (put every session there),
+ * "fallback_dir"?, "finish_after_secs"? (finish sessions idle that long; null never),
+ * "batch_turns"?}`.
+ *
+ * Writes the import summary into `*out_json`: `{"report": {...}, "sessions_new",
+ * "sessions_updated", "sessions_unchanged", "sessions_empty", "sessions_skipped",
+ * "skipped_sessions", "sessions_finished", "turns_added", "turns_unchanged", "turns_replaced",
+ * "episodes_added", "episodes_removed"}` (see `docs/import.md`).
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_INVALID_INPUT` (bad options), `CODEOID_ERROR_NOT_FOUND` / `CODEOID_ERROR_IO`
+ * (unreadable path), `CODEOID_ERROR_IMPORT` (a single file in no known format). Thread-safe;
+ * blocks until the import is done.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; each `(ptr, len)` pair is NULL or readable; `out_json` is
+ * NULL or points at a `codeoid_string` that owns nothing.
+ */
+struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
+                                            const char *path,
+                                            size_t path_len,
+                                            const char *options_json,
+                                            size_t options_json_len,
+                                            struct codeoid_string *out_json);
 
 /**
  * Opens (creating if needed) the store and binds it to a workspace.

@@ -196,7 +196,9 @@ impl From<TimelineOptions> for TimelineQuery {
 }
 
 /// Lays the keys of the JSON object `overrides` over `base` (serialized) and reads the result
-/// back, so a caller can change one setting of a config whose type requires every field.
+/// back, so a caller can change one setting of a config whose type requires every field. Nested
+/// objects merge key by key; a key the config does not have is an error naming it, so a typo is
+/// never silently ignored.
 pub(crate) fn overlay<T>(base: &T, overrides: Option<&Value>, name: &str) -> FfiResult<T>
 where
     T: serde::Serialize + serde::de::DeserializeOwned + Clone,
@@ -204,28 +206,36 @@ where
     let Some(overrides) = overrides else {
         return Ok(base.clone());
     };
-    let Value::Object(changes) = overrides else {
-        return Err(Failure::invalid_input(format!(
-            "`{name}` must be a JSON object of settings to change; got {overrides}"
-        )));
-    };
     let mut merged =
         serde_json::to_value(base).map_err(|e| Failure::invalid_input(format!("`{name}`: {e}")))?;
-    if let Value::Object(map) = &mut merged {
-        for (key, value) in changes {
-            if !map.contains_key(key) {
-                let known: Vec<&str> = map.keys().map(String::as_str).collect();
-                return Err(Failure::invalid_input(format!(
-                    "`{name}` has no setting {key:?}; known settings: {}",
-                    known.join(", ")
-                )));
-            }
-            map.insert(key.clone(), value.clone());
-        }
-    }
+    merge(&mut merged, overrides, name)?;
     serde_json::from_value(merged).map_err(|e| {
         Failure::invalid_input(format!(
             "`{name}` has an invalid setting: {e}; see docs/ffi.md"
         ))
     })
+}
+
+/// Merges `changes` into `base` at `path`, rejecting keys `base` does not have.
+fn merge(base: &mut Value, changes: &Value, path: &str) -> FfiResult<()> {
+    let (Value::Object(map), Value::Object(changes)) = (&mut *base, changes) else {
+        return Err(Failure::invalid_input(format!(
+            "`{path}` must be a JSON object of settings to change; got {changes}"
+        )));
+    };
+    for (key, value) in changes {
+        let Some(slot) = map.get_mut(key) else {
+            let known: Vec<&str> = map.keys().map(String::as_str).collect();
+            return Err(Failure::invalid_input(format!(
+                "`{path}` has no setting {key:?}; known settings: {}",
+                known.join(", ")
+            )));
+        };
+        if slot.is_object() && value.is_object() {
+            merge(slot, value, &format!("{path}.{key}"))?;
+        } else {
+            *slot = value.clone();
+        }
+    }
+    Ok(())
 }

@@ -21,7 +21,8 @@
 //!
 //! Layout, one concept per file: [`version`], [`error`], [`panic`], [`strings`] (owned output and
 //! validated input), `args` (pointer checks), `json` (the JSON shapes), and one file per API area
-//! ([`memory`], [`sessions`], [`reads`], [`rotation`], [`index`], [`compress`], [`translate`]).
+//! ([`memory`], [`sessions`], [`reads`], [`rotation`], [`index`], [`compress`], [`translate`],
+//! [`lineage`] for fork and import).
 //!
 //! The Rust functions here are `unsafe extern "C"` because they take raw pointers; Rust code
 //! should use `codeoid-core` directly. The rlib exists for this crate's tests and benches.
@@ -33,6 +34,7 @@ pub mod compress;
 pub mod error;
 pub mod index;
 mod json;
+pub mod lineage;
 pub mod memory;
 pub mod panic;
 pub mod reads;
@@ -48,6 +50,7 @@ mod tests;
 pub use compress::*;
 pub use error::*;
 pub use index::*;
+pub use lineage::*;
 pub use memory::*;
 pub use reads::*;
 pub use rotation::*;

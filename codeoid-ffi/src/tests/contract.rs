@@ -191,6 +191,40 @@ pub(crate) fn calls() -> Vec<Call> {
             |m, t, o| unsafe { codeoid_memory_run(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
+            "codeoid_memory_fork",
+            true,
+            &[
+                ("session_id", REQ, UTF8),
+                ("model", OPT, UTF8),
+                ("name", REQ, UTF8),
+                ("options_json", OPT, UTF8),
+            ],
+            Some("out_json"),
+            |m, t, o| unsafe {
+                codeoid_memory_fork(
+                    m,
+                    t[0].0,
+                    t[0].1,
+                    -1,
+                    CODEOID_FORMAT_GEMINI,
+                    t[1].0,
+                    t[1].1,
+                    t[2].0,
+                    t[2].1,
+                    t[3].0,
+                    t[3].1,
+                    o,
+                )
+            },
+        ),
+        call(
+            "codeoid_memory_import",
+            true,
+            &[("path", REQ, UTF8), ("options_json", OPT, UTF8)],
+            Some("out_json"),
+            |m, t, o| unsafe { codeoid_memory_import(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
+        ),
+        call(
             "codeoid_translate_to_messages",
             false,
             &[

@@ -449,3 +449,182 @@ fn a_reopened_store_has_everything() {
         codeoid_memory_free(again);
     }
 }
+
+#[test]
+fn fork_on_the_same_backend_and_handed_to_gemini() {
+    let fx = Fixture::new();
+    let m = fx.memory;
+    let session = fx.session("ses_parent");
+    for n in 1..=2 {
+        for turn in exchange(n, 1_000) {
+            fx.record(&session, &turn);
+        }
+    }
+    let (sp, sl) = c(&session);
+    let (np, nl) = c("try the other fix");
+    // SAFETY (every call below): valid arguments.
+    let same = out_json(|o| unsafe {
+        codeoid_memory_fork(
+            m,
+            sp,
+            sl,
+            3,
+            CODEOID_FORMAT_NONE,
+            std::ptr::null(),
+            0,
+            np,
+            nl,
+            std::ptr::null(),
+            0,
+            o,
+        )
+    });
+    assert_eq!(same["copied_turns"], 4);
+    assert!(same["handoff"].is_null());
+    assert_eq!(
+        same["session"]["lineage"]["parent_session_id"],
+        "ses_parent"
+    );
+    assert_eq!(same["session"]["lineage"]["at_turn"], 3);
+    assert_eq!(same["session"]["lineage"]["kind"], "fork");
+    assert_eq!(same["session"]["name"], "try the other fix");
+
+    let (mp, ml) = c("gemini-2.5-pro");
+    let (op, ol) = c(r#"{"id": "ses_on_gemini", "handoff": {"budget_fraction": 0.25}}"#);
+    let (gp, gl) = c("on gemini");
+    let gemini = out_json(|o| unsafe {
+        codeoid_memory_fork(
+            m,
+            sp,
+            sl,
+            -1,
+            CODEOID_FORMAT_GEMINI,
+            mp,
+            ml,
+            gp,
+            gl,
+            op,
+            ol,
+            o,
+        )
+    });
+    assert_eq!(gemini["session"]["id"], "ses_on_gemini");
+    assert_eq!(gemini["copied_turns"], 8);
+    let handoff = &gemini["handoff"];
+    assert_eq!(handoff["backend"]["format"], "gemini");
+    assert_eq!(
+        handoff["budget_tokens"].as_u64().unwrap() * 4,
+        handoff["context_window"]["tokens"].as_u64().unwrap()
+    );
+    let contents = handoff["messages"].to_string();
+    assert!(contents.contains("functionCall"), "{contents}");
+
+    // The parent is untouched and both forks are sessions of the workspace.
+    let parent = out_json(|o| unsafe { codeoid_memory_session(m, sp, sl, o) });
+    assert_eq!(parent["turn_count"], 8);
+    let sessions = out_json(|o| unsafe { codeoid_memory_sessions(m, o) });
+    assert_eq!(sessions.as_array().unwrap().len(), 3);
+
+    let mut out = Out::new();
+    let bad: Vec<(u32, i64, &str)> = vec![
+        (
+            CODEOID_FORMAT_NONE,
+            -1,
+            r#"{"handoff": {"budget_fractio": 0.5}}"#,
+        ),
+        (7, -1, "{}"),
+        (CODEOID_FORMAT_GEMINI, 99, "{}"),
+    ];
+    for (format, at, options) in bad {
+        let (op, ol) = c(options);
+        let err = check(unsafe {
+            codeoid_memory_fork(
+                m,
+                sp,
+                sl,
+                at,
+                format,
+                std::ptr::null(),
+                0,
+                np,
+                nl,
+                op,
+                ol,
+                out.ptr(),
+            )
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.code, CODEOID_ERROR_INVALID_INPUT,
+            "{format} {at} {options}: {err:?}"
+        );
+    }
+    // A model without a target format is a contradiction, not silently ignored.
+    let err = check(unsafe {
+        codeoid_memory_fork(
+            m,
+            sp,
+            sl,
+            -1,
+            CODEOID_FORMAT_NONE,
+            mp,
+            ml,
+            np,
+            nl,
+            std::ptr::null(),
+            0,
+            out.ptr(),
+        )
+    })
+    .unwrap_err();
+    assert!(err.message.contains("`model`"), "{}", err.message);
+    let sessions = out_json(|o| unsafe { codeoid_memory_sessions(m, o) });
+    assert_eq!(
+        sessions.as_array().unwrap().len(),
+        3,
+        "nothing written on error"
+    );
+}
+
+#[test]
+fn import_a_claude_code_log_idempotently() {
+    let fx = Fixture::new();
+    let m = fx.memory;
+    let log = fx.dir.path().join("imp1.jsonl");
+    let lines = [
+        r#"{"type":"user","uuid":"u1","sessionId":"imp1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"why does the static link fail?"}}"#,
+        r#"{"type":"assistant","uuid":"a1","sessionId":"imp1","requestId":"r1","timestamp":"2026-01-01T00:00:05Z","message":{"id":"m1","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"libcodeoid.a needs -ldl and -lpthread."}],"usage":{"input_tokens":10,"output_tokens":5}}}"#,
+        "this line is not JSON",
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let path = log.to_string_lossy().into_owned();
+    let (pp, pl) = c(&path);
+    // SAFETY (every call below): valid arguments.
+    let first = out_json(|o| unsafe { codeoid_memory_import(m, pp, pl, std::ptr::null(), 0, o) });
+    assert_eq!(first["sessions_new"], 1, "{first}");
+    assert_eq!(first["turns_added"], 2, "{first}");
+    let again = out_json(|o| unsafe { codeoid_memory_import(m, pp, pl, std::ptr::null(), 0, o) });
+    assert_eq!(again["sessions_new"], 0, "{again}");
+    assert_eq!(again["turns_added"], 0, "{again}");
+    let (sp, sl) = c("imp1");
+    let session = out_json(|o| unsafe { codeoid_memory_session(m, sp, sl, o) });
+    assert_eq!(session["turn_count"], 2);
+
+    let mut out = Out::new();
+    let (op, ol) = c(r#"{"finish_after": 5}"#);
+    let err = check(unsafe { codeoid_memory_import(m, pp, pl, op, ol, out.ptr()) }).unwrap_err();
+    assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT);
+    let (op, ol) = c(r#"{"finish_after_secs": null, "batch_turns": 1}"#);
+    check(unsafe { codeoid_memory_import(m, pp, pl, op, ol, out.ptr()) }).unwrap();
+    let missing = fx
+        .dir
+        .path()
+        .join("missing.jsonl")
+        .to_string_lossy()
+        .into_owned();
+    let (mp, ml) = c(&missing);
+    let mut out = Out::new();
+    let err = check(unsafe { codeoid_memory_import(m, mp, ml, std::ptr::null(), 0, out.ptr()) })
+        .unwrap_err();
+    assert_eq!(err.code, CODEOID_ERROR_NOT_FOUND, "{err:?}");
+}

@@ -12,7 +12,7 @@ use crate::*;
 #[test]
 fn every_fallible_function_turns_a_panic_into_the_panic_code() {
     let fx = Fixture::new();
-    let texts: Vec<(*const std::ffi::c_char, usize)> = (0..3).map(|_| c("x")).collect();
+    let texts: Vec<(*const std::ffi::c_char, usize)> = (0..4).map(|_| c("x")).collect();
     for call in calls() {
         let mut out = Out::new();
         inject_panic_on_next_call();
