@@ -1,7 +1,7 @@
 /*
  * codeoid quickstart in C: open a store, record a session's turns, read memory back, build the
  * workspace index, ask for a rotation decision and rotate, take the seed, compress a command's
- * output, hand the conversation to another backend, and handle errors.
+ * output, fork the session to another backend, translate turns, and handle errors.
  *
  * Every step checks its result and the program exits non-zero on the first surprise, so it is
  * also a test: `make test-c` runs it plainly, under AddressSanitizer and under valgrind.
@@ -237,7 +237,20 @@ int main(void) {
   }
   free(log);
 
-  /* 7. Hand the conversation to another backend: Gemini `contents`. */
+  /* 7. Fork the session for another backend: a new session with a verbatim copy of the turns,
+   *    and the conversation translated to Gemini `contents`, ready to send. */
+  if (ok(codeoid_memory_fork(memory, TEXT(session), -1, CODEOID_FORMAT_GEMINI,
+                             TEXT("gemini-2.5-pro"), TEXT("schema bug on gemini"),
+                             TEXT("{\"id\":\"ses_on_gemini\"}"), &out),
+         "fork")) {
+    expect_contains(&out, "\"copied_turns\":20", "fork copies every turn");
+    expect_contains(&out, "\"parent_session_id\":\"ses_quickstart\"", "fork lineage");
+    expect_contains(&out, "\"functionCall\"", "handoff in gemini format");
+    printf("forked ses_quickstart to ses_on_gemini (%zu bytes of JSON)\n", out.len);
+    codeoid_string_free(&out);
+  }
+
+  /* 8. Translate canonical turns directly, without a store. */
   const char *turns =
       "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"read schema.rs\"}]},"
       "{\"role\":\"assistant\",\"parts\":[{\"type\":\"tool_call\",\"id\":\"toolu_1\",\"name\":"
@@ -252,7 +265,7 @@ int main(void) {
     codeoid_string_free(&out);
   }
 
-  /* 8. Errors are values with stable codes; NULL arguments are reported, not crashed on. */
+  /* 9. Errors are values with stable codes; NULL arguments are reported, not crashed on. */
   codeoid_error *err = codeoid_memory_episode(memory, TEXT("ep_does_not_exist"), &out);
   if (codeoid_error_code(err) != CODEOID_ERROR_NOT_FOUND) {
     fail("expected not_found, got %u", codeoid_error_code(err));

@@ -317,3 +317,43 @@ func TestCloseWhileOtherGoroutinesCall(t *testing.T) {
 	_ = m.Close()
 	wg.Wait()
 }
+
+func TestForkAndImport(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_parent"}); err != nil {
+		t.Fatal(err)
+	}
+	record(t, m, "ses_parent", exchange(1, 1000))
+	record(t, m, "ses_parent", exchange(2, 1000))
+	same, err := m.Fork("ses_parent", 3, codeoid.SameBackend, "", "first half", nil)
+	if err != nil || same.CopiedTurns != 4 || same.Handoff != nil || same.Session.Lineage.ParentSessionID != "ses_parent" {
+		t.Fatalf("fork: %+v %v", same, err)
+	}
+	gemini, err := m.Fork("ses_parent", codeoid.Tip, codeoid.Gemini, "gemini-2.5-pro", "on gemini",
+		&codeoid.ForkOptions{ID: "ses_gemini", Handoff: map[string]any{"budget_fraction": 0.25}})
+	if err != nil || gemini.Session.ID != "ses_gemini" || gemini.Handoff == nil || !strings.Contains(string(gemini.Handoff.Messages), "functionCall") {
+		t.Fatalf("fork to gemini: %+v %v", gemini, err)
+	}
+	if _, err := m.Fork("ses_parent", codeoid.Tip, codeoid.SameBackend, "gemini-2.5-pro", "x", nil); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("model without format: %v", err)
+	}
+
+	log := filepath.Join(t.TempDir(), "imp1.jsonl")
+	lines := `{"type":"user","uuid":"u1","sessionId":"imp1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"why does the static link fail?"}}
+{"type":"assistant","uuid":"a1","sessionId":"imp1","requestId":"r1","timestamp":"2026-01-01T00:00:05Z","message":{"id":"m1","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"it needs -ldl."}],"usage":{"input_tokens":10,"output_tokens":5}}}
+`
+	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	summary, err := m.Import(log, nil)
+	if err != nil || summary.SessionsNew != 1 || summary.TurnsAdded != 2 {
+		t.Fatalf("import: %+v %v", summary, err)
+	}
+	again, err := m.Import(log, &codeoid.ImportOptions{BatchTurns: 1})
+	if err != nil || again.SessionsNew != 0 || again.TurnsAdded != 0 {
+		t.Fatalf("re-import: %+v %v", again, err)
+	}
+	if _, err := m.Import(filepath.Join(t.TempDir(), "missing.jsonl"), nil); !errors.Is(err, codeoid.ErrNotFound) {
+		t.Fatalf("missing log: %v", err)
+	}
+}

@@ -78,6 +78,10 @@ func main() {
 		fmt.Printf("compressed git status: %d -> %d bytes (%s)\n", compressed.BytesIn, compressed.BytesOut, compressed.Rule)
 	}
 
+	forked := must(memory.Fork(session.ID, codeoid.Tip, codeoid.Gemini, "gemini-2.5-pro", "schema bug on gemini", nil))
+	check(forked.CopiedTurns == 20 && forked.Handoff != nil, "fork copies every turn and hands them over")
+	fmt.Printf("forked to %s: %d turns, %d bytes of Gemini contents\n", forked.Session.ID, forked.CopiedTurns, len(forked.Handoff.Messages))
+
 	turns := []codeoid.Turn{{Role: "user", Parts: []codeoid.Part{codeoid.TextPart("continue on gemini")}}}
 	gemini := must(codeoid.ToMessages(codeoid.Gemini, "gemini-2.5-pro", turns, nil))
 	fmt.Printf("gemini contents: %s\n", gemini.Messages)
