@@ -15,7 +15,7 @@ use codeoid_core::store::{
     EpisodeHeader, Lineage, NewSession, Recorded, Session, StoredEpisode, TimelinePage,
     TimelineQuery,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::{Failure, FfiResult};
@@ -72,47 +72,95 @@ fn lineage(l: &Lineage) -> Value {
 
 /// An episode's header (what timeline pages list).
 pub(crate) fn header(h: &EpisodeHeader) -> Value {
-    json!({
-        "id": h.id,
-        "workspace_id": h.workspace_id,
-        "session_id": h.session_id,
-        "turn_seq": h.turn_seq,
-        "kind": h.kind.as_str(),
-        "tool_name": h.tool_name,
-        "call_id": h.call_id,
-        "status": h.status.as_str(),
-        "summary": h.summary,
-        "created_at": time(h.created_at),
-        "token_estimate": h.token_estimate,
-    })
+    serde_json::to_value(HeaderOut::from(h)).unwrap_or(Value::Null)
 }
 
-/// A whole episode: the header's fields, then content, paths and blobs.
-pub(crate) fn episode(e: &StoredEpisode) -> Value {
-    let mut value = header(&e.header);
-    if let Value::Object(map) = &mut value {
-        map.insert("content".into(), Value::String(e.content.clone()));
-        let paths = e
+/// A whole episode: the header's fields, then content, paths and blobs. Serialized straight from
+/// borrowed fields (no intermediate `Value`), since episodes are the largest and most frequent
+/// reads.
+pub(crate) fn episode(e: &StoredEpisode) -> EpisodeOut<'_> {
+    EpisodeOut {
+        header: HeaderOut::from(&e.header),
+        content: &e.content,
+        paths: e
             .paths
             .iter()
-            .map(|p| {
-                json!({
-                    "given": p.given,
-                    "relative": p.relative,
-                    "access": p.access.as_str(),
-                    "content_hash": p.content_hash,
-                })
+            .map(|p| PathOut {
+                given: &p.given,
+                relative: &p.relative,
+                access: p.access.as_str(),
+                content_hash: p.content_hash.as_deref(),
             })
-            .collect();
-        map.insert("paths".into(), Value::Array(paths));
-        let blobs = e
+            .collect(),
+        blobs: e
             .blobs
             .iter()
-            .map(|b| json!({"role": b.role, "blob_id": b.blob_id, "len": b.len}))
-            .collect();
-        map.insert("blobs".into(), Value::Array(blobs));
+            .map(|b| BlobOut {
+                role: &b.role,
+                blob_id: &b.blob_id,
+                len: b.len,
+            })
+            .collect(),
     }
-    value
+}
+
+/// The JSON shape of an episode header.
+#[derive(Serialize)]
+struct HeaderOut<'a> {
+    id: &'a str,
+    workspace_id: &'a str,
+    session_id: &'a str,
+    turn_seq: u64,
+    kind: &'static str,
+    tool_name: Option<&'a str>,
+    call_id: Option<&'a str>,
+    status: &'static str,
+    summary: &'a str,
+    created_at: String,
+    token_estimate: u64,
+}
+
+impl<'a> From<&'a EpisodeHeader> for HeaderOut<'a> {
+    fn from(h: &'a EpisodeHeader) -> HeaderOut<'a> {
+        HeaderOut {
+            id: &h.id,
+            workspace_id: &h.workspace_id,
+            session_id: &h.session_id,
+            turn_seq: h.turn_seq,
+            kind: h.kind.as_str(),
+            tool_name: h.tool_name.as_deref(),
+            call_id: h.call_id.as_deref(),
+            status: h.status.as_str(),
+            summary: &h.summary,
+            created_at: h.created_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            token_estimate: h.token_estimate,
+        }
+    }
+}
+
+/// The JSON shape of a whole episode: the header's fields, then content, paths and blobs.
+#[derive(Serialize)]
+pub(crate) struct EpisodeOut<'a> {
+    #[serde(flatten)]
+    header: HeaderOut<'a>,
+    content: &'a str,
+    paths: Vec<PathOut<'a>>,
+    blobs: Vec<BlobOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct PathOut<'a> {
+    given: &'a str,
+    relative: &'a str,
+    access: &'static str,
+    content_hash: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct BlobOut<'a> {
+    role: &'a str,
+    blob_id: &'a str,
+    len: u64,
 }
 
 /// A timeline page: `{"episodes": [header...], "next": query or null}`.
