@@ -100,7 +100,7 @@ fn fixture() -> Fixture {
     });
     let summary: serde_json::Value = serde_json::from_str(&take(&mut out)).expect("JSON");
     assert!(
-        summary["episodes_added"].as_u64().unwrap() > 500,
+        summary["episodes_added"].as_u64().expect("a count") > 500,
         "{summary}"
     );
     let query = r#"{"limit": 64}"#;
