@@ -18,6 +18,8 @@
 //!
 //! Every bench asserts its result. `docs/benchmarks.md` records the figures.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use std::cell::Cell;
 use std::ffi::CStr;
 use std::hint::black_box;

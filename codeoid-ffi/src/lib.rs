@@ -28,6 +28,7 @@
 //! should use `codeoid-core` directly. The rlib exists for this crate's tests and benches.
 
 #![allow(non_camel_case_types)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod args;
 pub mod compress;

@@ -37,7 +37,7 @@ pub unsafe extern "C" fn codeoid_memory_start_session(
     out_json: *mut codeoid_string,
 ) -> *mut codeoid_error {
     boundary("codeoid_memory_start_session", || {
-        // SAFETY (all three): the caller guarantees the pointers as documented.
+        // SAFETY: the caller guarantees the pointers as documented.
         let memory = unsafe { handle(memory, "memory") }?;
         // SAFETY: as above.
         let options = unsafe { optional_text(options_json, options_json_len, "options_json") }?;

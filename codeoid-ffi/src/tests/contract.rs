@@ -62,6 +62,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, _, o| unsafe { codeoid_memory_workspace(m, o) },
         ),
         call(
@@ -69,6 +70,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("options_json", OPT, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_start_session(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -76,6 +78,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_session(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -83,6 +86,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, _, o| unsafe { codeoid_memory_sessions(m, o) },
         ),
         call(
@@ -90,6 +94,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_finish_session(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -97,6 +102,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8), ("turn_json", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_record_turn(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -104,6 +110,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8), ("turns_json", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_record_turns(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -111,6 +118,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("episode_id", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_episode(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -118,6 +126,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("current_session_id", OPT, UTF8), ("episode_id", REQ, UTF8)],
             Some("out_text"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_episode_text(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -125,6 +134,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("query_json", OPT, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_timeline(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -132,6 +142,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("current_session_id", OPT, UTF8), ("query_json", OPT, UTF8)],
             Some("out_text"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_timeline_text(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -139,6 +150,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("blob_id", REQ, UTF8)],
             Some("out_bytes"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_blob(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -146,6 +158,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_rotation_decision(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -153,6 +166,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8), ("backing_context_id", OPT, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_rotate(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -160,6 +174,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_take_seed(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -167,6 +182,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8)],
             None,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, _| unsafe { codeoid_memory_set_context_window(m, t[0].0, t[0].1, 100_000) },
         ),
         call(
@@ -174,6 +190,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", OPT, UTF8)],
             Some("out_text"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_workspace_index(m, t[0].0, t[0].1, o) },
         ),
         call(
@@ -181,6 +198,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("command", REQ, UTF8), ("stdout_bytes", REQ, RAW)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_compress(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -188,6 +206,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("session_id", REQ, UTF8), ("command", REQ, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_run(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -200,6 +219,7 @@ pub(crate) fn calls() -> Vec<Call> {
                 ("options_json", OPT, UTF8),
             ],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe {
                 codeoid_memory_fork(
                     m,
@@ -222,6 +242,7 @@ pub(crate) fn calls() -> Vec<Call> {
             true,
             &[("path", REQ, UTF8), ("options_json", OPT, UTF8)],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_import(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
@@ -233,6 +254,7 @@ pub(crate) fn calls() -> Vec<Call> {
                 ("options_json", OPT, UTF8),
             ],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |_, t, o| unsafe {
                 codeoid_translate_to_messages(
                     CODEOID_FORMAT_ANTHROPIC,
@@ -255,6 +277,7 @@ pub(crate) fn calls() -> Vec<Call> {
                 ("options_json", OPT, UTF8),
             ],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |_, t, o| unsafe {
                 codeoid_translate_from_messages(
                     CODEOID_FORMAT_GEMINI,
@@ -277,6 +300,7 @@ pub(crate) fn calls() -> Vec<Call> {
                 ("options_json", OPT, UTF8),
             ],
             Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |_, t, o| unsafe {
                 codeoid_translate_to_request(
                     CODEOID_FORMAT_OPENAI_CHAT,
@@ -607,48 +631,58 @@ fn json_arguments_of_the_wrong_shape_are_invalid_input() {
     let cases: Vec<(&str, Box<TextCall<'_>>)> = vec![
         (
             r#"{"id": 5}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe { codeoid_memory_start_session(fx.memory, p, l, o) }),
         ),
         (
             r#"{"role": "robot", "parts": []}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe { codeoid_memory_record_turn(fx.memory, sp, sl, p, l, o) }),
         ),
         (
             "[]",
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe { codeoid_memory_record_turn(fx.memory, sp, sl, p, l, o) }),
         ),
         (
             r#"{"role": "user", "parts": [{"type": "tool_call", "id": "x", "name": "Read", "input": {}}]}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe { codeoid_memory_record_turn(fx.memory, sp, sl, p, l, o) }),
         ),
         (
             "{}",
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe {
                 codeoid_memory_record_turns(fx.memory, sp, sl, p, l, o)
             }),
         ),
         (
             r#"[{"role": "user", "parts": []}, {"role": 3}]"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe {
                 codeoid_memory_record_turns(fx.memory, sp, sl, p, l, o)
             }),
         ),
         (
             r#"{"limit": 0}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe { codeoid_memory_timeline(fx.memory, p, l, o) }),
         ),
         (
             r#"{"limit": "ten"}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe { codeoid_memory_timeline(fx.memory, p, l, o) }),
         ),
         (
             r#"{"page": 2}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe {
                 codeoid_memory_timeline_text(fx.memory, std::ptr::null(), 0, p, l, o)
             }),
         ),
         (
             r#"{"role": "user"}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe {
                 codeoid_translate_to_messages(
                     CODEOID_FORMAT_GEMINI,
@@ -664,6 +698,7 @@ fn json_arguments_of_the_wrong_shape_are_invalid_input() {
         ),
         (
             r#"{"contents": []}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe {
                 codeoid_translate_from_messages(
                     CODEOID_FORMAT_GEMINI,
@@ -679,6 +714,7 @@ fn json_arguments_of_the_wrong_shape_are_invalid_input() {
         ),
         (
             r#"{"turns": {}}"#,
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             Box::new(|(p, l), o| unsafe {
                 codeoid_translate_to_request(
                     CODEOID_FORMAT_ANTHROPIC,

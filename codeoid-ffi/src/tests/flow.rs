@@ -36,12 +36,13 @@ fn sessions_turns_episodes_and_timeline() {
     // The tool call completes with its result (the prompt is its user intent, not an episode of
     // its own); the final answer is buffered until the session finishes.
     assert_eq!(episode_ids.len(), 1, "{episode_ids:?}");
-    // SAFETY (every call below): valid handle, texts and out-structs.
+    // SAFETY: valid handle, texts and out-structs.
     let finished = out_json(|o| unsafe { codeoid_memory_finish_session(m, sp, sl, o) });
     assert_eq!(finished.as_array().unwrap().len(), 1, "{finished}");
     let tool_call = &episode_ids[0];
 
     let (ep, el) = c(tool_call);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let episode = out_json(|o| unsafe { codeoid_memory_episode(m, ep, el, o) });
     assert_eq!(episode["kind"], "tool_call");
     assert_eq!(episode["tool_name"], "Read");
@@ -65,10 +66,12 @@ fn sessions_turns_episodes_and_timeline() {
     assert_eq!(episode["paths"][0]["access"], "read");
     assert!(episode["created_at"].as_str().unwrap().ends_with('Z'));
 
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let text = out_text(|o| unsafe { codeoid_memory_episode_text(m, sp, sl, ep, el, o) });
     assert!(text.contains("current session"), "{text}");
     assert!(text.contains("SCHEMA_VERSION"), "{text}");
 
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let page = out_json(|o| unsafe { codeoid_memory_timeline(m, std::ptr::null(), 0, o) });
     let listed: Vec<&str> = page["episodes"]
         .as_array()
@@ -81,20 +84,24 @@ fn sessions_turns_episodes_and_timeline() {
     assert!(page["next"].is_null());
 
     let (qp, ql) = c(r#"{"limit": 1}"#);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let first = out_json(|o| unsafe { codeoid_memory_timeline(m, qp, ql, o) });
     assert_eq!(first["episodes"].as_array().unwrap().len(), 1);
     let next = first["next"].to_string();
     let (np, nl) = c(&next);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let second = out_json(|o| unsafe { codeoid_memory_timeline(m, np, nl, o) });
     assert_ne!(first["episodes"][0]["id"], second["episodes"][0]["id"]);
 
     let timeline =
+        // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
         out_text(|o| unsafe { codeoid_memory_timeline_text(m, sp, sl, std::ptr::null(), 0, o) });
     assert!(
         timeline.contains(&format!("(episode_id: {tool_call})")),
         "{timeline}"
     );
 
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let sessions = out_json(|o| unsafe { codeoid_memory_sessions(m, o) });
     assert_eq!(sessions[0]["id"], session.as_str());
     assert_eq!(sessions[0]["turn_count"], 4);
@@ -106,6 +113,7 @@ fn sessions_turns_episodes_and_timeline() {
     );
     assert!(!sessions[0]["finished_at"].is_null());
 
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let index = out_text(|o| unsafe { codeoid_memory_workspace_index(m, sp, sl, o) });
     assert!(index.starts_with("# Memory Index"), "{index}");
     assert!(
@@ -114,6 +122,7 @@ fn sessions_turns_episodes_and_timeline() {
     );
     assert!(index.contains("`recall(\"<topic>\")`"), "{index}");
 
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let workspace = out_json(|o| unsafe { codeoid_memory_workspace(m, o) });
     assert_eq!(workspace["name"], "project");
     assert!(
@@ -132,10 +141,11 @@ fn recording_the_same_turn_twice_is_a_no_op_and_bulk_recording_is_atomic() {
     let (sp, sl) = c(&session);
     let turns = Value::Array(exchange(7, 1000)).to_string();
     let (tp, tl) = c(&turns);
-    // SAFETY (every call below): valid arguments.
+    // SAFETY: valid arguments.
     let recorded = out_json(|o| unsafe { codeoid_memory_record_turns(m, sp, sl, tp, tl, o) });
     assert_eq!(recorded.as_array().unwrap().len(), 4);
     assert_eq!(recorded[3]["seq"], 3);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let again = out_json(|o| unsafe { codeoid_memory_record_turns(m, sp, sl, tp, tl, o) });
     assert!(
         again
@@ -156,7 +166,7 @@ fn rotation_decision_manual_rotation_and_a_seed_taken_once() {
     let m = fx.memory;
     let session = fx.session("ses_rotate");
     let (sp, sl) = c(&session);
-    // SAFETY (every call below): valid arguments.
+    // SAFETY: valid arguments.
     let none = out_json(|o| unsafe { codeoid_memory_rotation_decision(m, sp, sl, o) });
     assert_eq!(none["reason"], "no_signal");
 
@@ -165,6 +175,7 @@ fn rotation_decision_manual_rotation_and_a_seed_taken_once() {
         fx.record(&session, &turn);
     }
     let mut out = Out::new();
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let err = check(unsafe { codeoid_memory_rotate(m, sp, sl, std::ptr::null(), 0, out.ptr()) })
         .unwrap_err();
     assert_eq!(err.code, CODEOID_ERROR_ROTATION_REFUSED, "{err:?}");
@@ -178,6 +189,7 @@ fn rotation_decision_manual_rotation_and_a_seed_taken_once() {
             }
         }
     }
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let decision = out_json(|o| unsafe { codeoid_memory_rotation_decision(m, sp, sl, o) });
     assert_eq!(decision["should_rotate"], false);
     assert_eq!(decision["reason"], "below_threshold");
@@ -185,12 +197,15 @@ fn rotation_decision_manual_rotation_and_a_seed_taken_once() {
     assert_eq!(decision["tokens"], 60_500);
 
     // A 1,000-token window override makes the same usage far over the hard threshold.
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     unsafe {
         check(codeoid_memory_set_context_window(m, sp, sl, 100_000)).unwrap();
     }
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let decision = out_json(|o| unsafe { codeoid_memory_rotation_decision(m, sp, sl, o) });
     assert_eq!(decision["window"]["tokens"], 100_000);
     assert_eq!(decision["should_rotate"], false, "below 0.97 of 100k");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     unsafe {
         check(codeoid_memory_set_context_window(m, sp, sl, 0)).unwrap();
         assert_eq!(
@@ -200,10 +215,12 @@ fn rotation_decision_manual_rotation_and_a_seed_taken_once() {
     }
 
     let (bp, bl) = c("ctx_next");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let rotation = out_json(|o| unsafe { codeoid_memory_rotate(m, sp, sl, bp, bl, o) });
     assert_eq!(rotation["count"], 1);
     assert_eq!(rotation["backing_context_id"], "ctx_next");
     assert_eq!(rotation["seed"]["kind"], "memory");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let seed = out_json(|o| unsafe { codeoid_memory_take_seed(m, sp, sl, o) });
     let text = seed["text"].as_str().unwrap();
     assert!(text.starts_with("<rotation_context>"), "{text}");
@@ -211,8 +228,10 @@ fn rotation_decision_manual_rotation_and_a_seed_taken_once() {
         text.contains("migration test 3"),
         "the anchor is the last prompt: {text}"
     );
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let gone = out_json(|o| unsafe { codeoid_memory_take_seed(m, sp, sl, o) });
     assert!(gone.is_null(), "a seed is handed out once");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let session_json = out_json(|o| unsafe { codeoid_memory_session(m, sp, sl, o) });
     assert_eq!(session_json["rotation_count"], 1);
     assert_eq!(session_json["backing_context_id"], "ctx_next");
@@ -249,7 +268,7 @@ fn compression_pure_and_through_a_real_command() {
     log.push_str("test store::tests::migrates ... FAILED\n\nfailures:\n\n---- store::tests::migrates stdout ----\nassertion failed: version == 3\n\nfailures:\n    store::tests::migrates\n\ntest result: FAILED. 300 passed; 1 failed; 0 ignored\n");
     let (cp, cl) = c("cargo test");
     let (lp, ll) = c(&log);
-    // SAFETY (every call below): valid arguments.
+    // SAFETY: valid arguments.
     let compressed = out_json(|o| unsafe { codeoid_memory_compress(m, cp, cl, lp, ll, o) });
     let text = compressed["text"].as_str().unwrap();
     assert!(text.contains("store::tests::migrates"), "{text}");
@@ -259,6 +278,7 @@ fn compression_pure_and_through_a_real_command() {
 
     // Raw bytes that are not UTF-8 are accepted as output.
     let raw: &[u8] = b"\xff\xfe binary\n";
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let _ = out_json(|o| unsafe {
         codeoid_memory_compress(m, cp, cl, raw.as_ptr().cast(), raw.len(), o)
     });
@@ -267,6 +287,7 @@ fn compression_pure_and_through_a_real_command() {
     let command =
         "for i in $(seq 1 400); do echo \"src/module_$i.rs\"; done; echo oops >&2; exit 3";
     let (rp, rl) = c(command);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let run = out_json(|o| unsafe { codeoid_memory_run(m, sp, sl, rp, rl, o) });
     assert_eq!(run["exit_code"], 3);
     assert_eq!(run["stderr"], "oops\n");
@@ -276,6 +297,7 @@ fn compression_pure_and_through_a_real_command() {
         .to_string();
     // The raw stdout is reachable byte for byte through the episode's blob or content.
     let (ep, el) = c(&episode_id);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let episode = out_json(|o| unsafe { codeoid_memory_episode(m, ep, el, o) });
     let stdout_blob = episode["blobs"]
         .as_array()
@@ -288,6 +310,7 @@ fn compression_pure_and_through_a_real_command() {
         Some(blob) => {
             let (bp, bl) = c(&blob);
             let mut out = Out::new();
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             check(unsafe { codeoid_memory_blob(m, bp, bl, out.ptr()) }).unwrap();
             assert_eq!(out.0.as_bytes(), expected.as_bytes());
         }
@@ -312,7 +335,7 @@ fn translation_round_trips_and_reports_losses() {
     let turns = Value::Array(exchange(1, 100)).to_string();
     let (tp, tl) = c(&turns);
     let (mp, ml) = c("gemini-2.5-pro");
-    // SAFETY (every call below): valid arguments.
+    // SAFETY: valid arguments.
     let gemini = out_json(|o| unsafe {
         codeoid_translate_to_messages(
             CODEOID_FORMAT_GEMINI,
@@ -338,6 +361,7 @@ fn translation_round_trips_and_reports_losses() {
 
     let messages = gemini["messages"].to_string();
     let (gp, gl) = c(&messages);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let back = out_json(|o| unsafe {
         codeoid_translate_from_messages(
             CODEOID_FORMAT_GEMINI,
@@ -354,6 +378,7 @@ fn translation_round_trips_and_reports_losses() {
     assert_eq!(back["turns"][1]["parts"][1]["name"], "Read");
     assert_eq!(back["turns"][1]["model"], "gemini-2.5-pro");
 
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let openai = out_json(|o| unsafe {
         codeoid_translate_to_messages(
             CODEOID_FORMAT_OPENAI_CHAT,
@@ -376,6 +401,7 @@ fn translation_round_trips_and_reports_losses() {
     .to_string();
     let (qp, ql) = c(&request);
     let (ap, al) = c("claude-sonnet-4-5");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let body = out_json(|o| unsafe {
         codeoid_translate_to_request(
             CODEOID_FORMAT_ANTHROPIC,
@@ -399,6 +425,7 @@ fn translation_round_trips_and_reports_losses() {
     let (lp, ll) = c(&lossy);
     let (sp, sl) = c(r#"{"strict": true}"#);
     let mut out = Out::new();
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let err = check(unsafe {
         codeoid_translate_to_messages(
             CODEOID_FORMAT_ANTHROPIC,
@@ -413,6 +440,7 @@ fn translation_round_trips_and_reports_losses() {
     })
     .unwrap_err();
     assert_eq!(err.code, CODEOID_ERROR_TRANSLATION, "{err:?}");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let lenient = out_json(|o| unsafe {
         codeoid_translate_to_messages(
             CODEOID_FORMAT_ANTHROPIC,
@@ -462,7 +490,7 @@ fn fork_on_the_same_backend_and_handed_to_gemini() {
     }
     let (sp, sl) = c(&session);
     let (np, nl) = c("try the other fix");
-    // SAFETY (every call below): valid arguments.
+    // SAFETY: valid arguments.
     let same = out_json(|o| unsafe {
         codeoid_memory_fork(
             m,
@@ -492,6 +520,7 @@ fn fork_on_the_same_backend_and_handed_to_gemini() {
     let (mp, ml) = c("gemini-2.5-pro");
     let (op, ol) = c(r#"{"id": "ses_on_gemini", "handoff": {"budget_fraction": 0.25}}"#);
     let (gp, gl) = c("on gemini");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let gemini = out_json(|o| unsafe {
         codeoid_memory_fork(
             m,
@@ -520,8 +549,10 @@ fn fork_on_the_same_backend_and_handed_to_gemini() {
     assert!(contents.contains("functionCall"), "{contents}");
 
     // The parent is untouched and both forks are sessions of the workspace.
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let parent = out_json(|o| unsafe { codeoid_memory_session(m, sp, sl, o) });
     assert_eq!(parent["turn_count"], 8);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let sessions = out_json(|o| unsafe { codeoid_memory_sessions(m, o) });
     assert_eq!(sessions.as_array().unwrap().len(), 3);
 
@@ -537,6 +568,7 @@ fn fork_on_the_same_backend_and_handed_to_gemini() {
     ];
     for (format, at, options) in bad {
         let (op, ol) = c(options);
+        // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
         let err = check(unsafe {
             codeoid_memory_fork(
                 m,
@@ -560,6 +592,7 @@ fn fork_on_the_same_backend_and_handed_to_gemini() {
         );
     }
     // A model without a target format is a contradiction, not silently ignored.
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let err = check(unsafe {
         codeoid_memory_fork(
             m,
@@ -578,6 +611,7 @@ fn fork_on_the_same_backend_and_handed_to_gemini() {
     })
     .unwrap_err();
     assert!(err.message.contains("`model`"), "{}", err.message);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let sessions = out_json(|o| unsafe { codeoid_memory_sessions(m, o) });
     assert_eq!(
         sessions.as_array().unwrap().len(),
@@ -599,22 +633,26 @@ fn import_a_claude_code_log_idempotently() {
     std::fs::write(&log, lines.join("\n") + "\n").unwrap();
     let path = log.to_string_lossy().into_owned();
     let (pp, pl) = c(&path);
-    // SAFETY (every call below): valid arguments.
+    // SAFETY: valid arguments.
     let first = out_json(|o| unsafe { codeoid_memory_import(m, pp, pl, std::ptr::null(), 0, o) });
     assert_eq!(first["sessions_new"], 1, "{first}");
     assert_eq!(first["turns_added"], 2, "{first}");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let again = out_json(|o| unsafe { codeoid_memory_import(m, pp, pl, std::ptr::null(), 0, o) });
     assert_eq!(again["sessions_new"], 0, "{again}");
     assert_eq!(again["turns_added"], 0, "{again}");
     let (sp, sl) = c("imp1");
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let session = out_json(|o| unsafe { codeoid_memory_session(m, sp, sl, o) });
     assert_eq!(session["turn_count"], 2);
 
     let mut out = Out::new();
     let (op, ol) = c(r#"{"finish_after": 5}"#);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let err = check(unsafe { codeoid_memory_import(m, pp, pl, op, ol, out.ptr()) }).unwrap_err();
     assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT);
     let (op, ol) = c(r#"{"finish_after_secs": null, "batch_turns": 1}"#);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     check(unsafe { codeoid_memory_import(m, pp, pl, op, ol, out.ptr()) }).unwrap();
     let missing = fx
         .dir
@@ -624,6 +662,7 @@ fn import_a_claude_code_log_idempotently() {
         .into_owned();
     let (mp, ml) = c(&missing);
     let mut out = Out::new();
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let err = check(unsafe { codeoid_memory_import(m, mp, ml, std::ptr::null(), 0, out.ptr()) })
         .unwrap_err();
     assert_eq!(err.code, CODEOID_ERROR_NOT_FOUND, "{err:?}");

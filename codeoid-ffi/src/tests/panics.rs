@@ -35,6 +35,7 @@ fn every_fallible_function_turns_a_panic_into_the_panic_code() {
     // SAFETY: as above.
     inject_panic_on_next_call();
     let mut memory = std::ptr::null_mut();
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
     let err = check(unsafe { codeoid_memory_open(std::ptr::null(), 0, &mut memory) }).unwrap_err();
     assert_eq!(err.code, CODEOID_ERROR_PANIC);
     assert!(memory.is_null());
