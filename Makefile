@@ -72,10 +72,11 @@ header-check: cbindgen
 ffi-lib:
 	cargo build -p codeoid-ffi
 
-## The C quickstart, built with -Werror, run plainly, under ASan+UBSan and under valgrind
+## The header compiles as C++ too; the C quickstart, built with -Werror, runs plainly, under ASan+UBSan and under valgrind
 ## (any leak, even still-reachable memory, fails).
 test-c: ffi-lib
 	mkdir -p $(C_BUILD)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -fsyntax-only -x c++ include/codeoid.h
 	$(CC) $(C_FLAGS) examples/c/quickstart.c $(FFI_LIB) $(FFI_SYSLIBS) -o $(C_BUILD)/quickstart
 	$(C_BUILD)/quickstart > $(C_BUILD)/plain.log
 	$(CC) $(C_FLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \

@@ -75,3 +75,26 @@ fn many_threads_share_one_handle() {
         assert_eq!(s["turn_count"], (rounds * 4) as u64, "{s}");
     }
 }
+
+/// The header promises that a handle may be used from any thread and that errors and strings may
+/// be freed on another thread than the one that received them.
+#[test]
+fn handles_errors_and_strings_may_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<codeoid_memory>();
+    send::<codeoid_error>();
+    let err = {
+        let (p, l) = c("ep_missing");
+        let fx = Fixture::new();
+        let mut out = Out::new();
+        // SAFETY: valid handle, text and out-struct.
+        let err = unsafe { codeoid_memory_episode(fx.memory, p, l, out.ptr()) };
+        err as usize
+    };
+    // The error outlives its memory handle and is read and freed on another thread.
+    let code = std::thread::spawn(move || check(err as *mut codeoid_error).unwrap_err().code)
+        .join()
+        .unwrap();
+    assert_eq!(code, CODEOID_ERROR_NOT_FOUND);
+}
