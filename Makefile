@@ -72,8 +72,8 @@ header-check: cbindgen
 ffi-lib:
 	cargo build -p codeoid-ffi
 
-## The header compiles as C++ too; the C quickstart, built with -Werror, runs plainly, under ASan+UBSan and under valgrind
-## (any leak, even still-reachable memory, fails).
+## The header must compile as C++ too. The C quickstart, built with -Werror, runs plainly, under
+## ASan+UBSan and under valgrind (any leak, even still-reachable memory, fails).
 test-c: ffi-lib
 	mkdir -p $(C_BUILD)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -fsyntax-only -x c++ include/codeoid.h
