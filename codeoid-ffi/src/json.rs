@@ -12,7 +12,7 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use codeoid_core::compress::Compressed;
 use codeoid_core::store::{
-    EpisodeHeader, Lineage, NewSession, Recorded, Session, StoredEpisode, TimelinePage,
+    EpisodeHeader, Lineage, NewSession, Recorded, Session, StoredEpisode, StoredPath, TimelinePage,
     TimelineQuery,
 };
 use serde::{Deserialize, Serialize};
@@ -82,16 +82,7 @@ pub(crate) fn episode(e: &StoredEpisode) -> EpisodeOut<'_> {
     EpisodeOut {
         header: HeaderOut::from(&e.header),
         content: &e.content,
-        paths: e
-            .paths
-            .iter()
-            .map(|p| PathOut {
-                given: &p.given,
-                relative: &p.relative,
-                access: p.access.as_str(),
-                content_hash: p.content_hash.as_deref(),
-            })
-            .collect(),
+        paths: e.paths.iter().map(PathOut::from).collect(),
         blobs: e
             .blobs
             .iter()
@@ -106,7 +97,7 @@ pub(crate) fn episode(e: &StoredEpisode) -> EpisodeOut<'_> {
 
 /// The JSON shape of an episode header.
 #[derive(Serialize)]
-struct HeaderOut<'a> {
+pub(crate) struct HeaderOut<'a> {
     id: &'a str,
     workspace_id: &'a str,
     session_id: &'a str,
@@ -148,14 +139,27 @@ pub(crate) struct EpisodeOut<'a> {
     blobs: Vec<BlobOut<'a>>,
 }
 
+/// The JSON shape of an episode's file path.
 #[derive(Serialize)]
-struct PathOut<'a> {
+pub(crate) struct PathOut<'a> {
     given: &'a str,
     relative: &'a str,
     access: &'static str,
     content_hash: Option<&'a str>,
 }
 
+impl<'a> From<&'a StoredPath> for PathOut<'a> {
+    fn from(p: &'a StoredPath) -> PathOut<'a> {
+        PathOut {
+            given: &p.given,
+            relative: &p.relative,
+            access: p.access.as_str(),
+            content_hash: p.content_hash.as_deref(),
+        }
+    }
+}
+
+/// The JSON shape of a raw blob reference.
 #[derive(Serialize)]
 struct BlobOut<'a> {
     role: &'a str,
