@@ -15,11 +15,11 @@
 //!   accepted only where an argument is documented as optional. Variable-size results come out
 //!   as an owned [`strings::codeoid_string`] freed by `codeoid_string_free`, which may be called
 //!   twice. Nested data (turns, sessions, episodes, decisions, provider messages) crosses as JSON.
-//! - Every body runs inside a panic boundary ([`panic`]): a bug in codeoid comes back as an error
+//! - Every body runs inside a panic boundary (module `panic`): a bug in codeoid comes back as an error
 //!   with code `CODEOID_ERROR_PANIC`, never as an abort or unwinding into C.
 //! - Enum values from C are plain integers, checked before use.
 //!
-//! Layout, one concept per file: [`version`], [`error`], [`panic`], [`strings`] (owned output and
+//! Layout, one concept per file: [`version`], [`error`], `panic`, [`strings`] (owned output and
 //! validated input), `args` (pointer checks), `json` (the JSON shapes), and one file per API area
 //! ([`memory`], [`sessions`], [`reads`], [`rotation`], [`index`], [`compress`], [`translate`],
 //! [`lineage`] for fork and import).
@@ -37,7 +37,7 @@ pub mod index;
 mod json;
 pub mod lineage;
 pub mod memory;
-pub mod panic;
+mod panic;
 pub mod reads;
 pub mod rotation;
 pub mod sessions;

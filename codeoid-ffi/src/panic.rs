@@ -6,7 +6,7 @@
 //! the panic's message; an infallible function returns its documented default (0, NULL, nothing).
 //! The default panic hook still prints the panic to stderr, which is what a bug report needs.
 //!
-//! Tests force a panic through any exported function with [`inject_panic_on_next_call`]; the
+//! Tests force a panic through any exported function with `inject_panic_on_next_call`; the
 //! hook is compiled only into test builds, so the shipped library has no way to panic on purpose.
 
 use std::any::Any;
