@@ -306,28 +306,26 @@ fn compression_pure_and_through_a_real_command() {
         .find(|b| b["role"] == "stdout")
         .map(|b| b["blob_id"].as_str().unwrap().to_string());
     let expected: String = (1..=400).map(|i| format!("src/module_{i}.rs\n")).collect();
-    match stdout_blob {
-        Some(blob) => {
-            let (bp, bl) = c(&blob);
-            let mut out = Out::new();
-            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
-            check(unsafe { codeoid_memory_blob(m, bp, bl, out.ptr()) }).unwrap();
-            assert_eq!(out.0.as_bytes(), expected.as_bytes());
-        }
-        None => assert!(
-            episode["content"]
-                .as_str()
-                .unwrap()
-                .contains("src/module_400.rs")
-        ),
-    }
-    if !run["compressed"].is_null() {
-        let shown = run["stdout"].as_str().unwrap();
-        assert!(
-            shown.contains(&format!("get_episode(\"{episode_id}\")")),
-            "{shown}"
-        );
-    }
+    let blob = stdout_blob.expect("the raw stdout is kept as a blob");
+    let (bp, bl) = c(&blob);
+    let mut out = Out::new();
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+    check(unsafe { codeoid_memory_blob(m, bp, bl, out.ptr()) }).unwrap();
+    assert_eq!(out.0.as_bytes(), expected.as_bytes());
+    // 400 lines of output are shortened (head and tail), and what is shown ends with the hint
+    // that names the stored episode.
+    let compressed = &run["compressed"];
+    assert!(!compressed.is_null(), "{run}");
+    let hint = compressed["hint"]
+        .as_str()
+        .expect("a hint for a stored run");
+    assert!(
+        hint.contains(&format!("get_episode(\"{episode_id}\")")),
+        "{hint}"
+    );
+    let shown = run["stdout"].as_str().unwrap();
+    assert!(shown.trim_end().ends_with(hint), "{shown}");
+    assert!(shown.len() < expected.len());
 }
 
 #[test]

@@ -85,7 +85,8 @@ func takeBytes(s *C.codeoid_string) []byte {
 	if s.ptr == nil {
 		return nil
 	}
-	return C.GoBytes(unsafe.Pointer(s.ptr), C.int(s.len))
+	// A copy through a slice rather than C.GoBytes, whose C.int length would cut blobs at 2 GiB.
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(s.ptr)), int(s.len))...)
 }
 
 // takeString copies an owned codeoid_string into a Go string and frees it.

@@ -357,3 +357,33 @@ func TestForkAndImport(t *testing.T) {
 		t.Fatalf("missing log: %v", err)
 	}
 }
+
+func TestBlobsComeBackByteForByte(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_blob"}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := m.Run("ses_blob", "for i in $(seq 1 3000); do echo \"line $i of a long build log\"; done")
+	if err != nil || run.EpisodeID == nil {
+		t.Fatalf("run: %+v %v", run, err)
+	}
+	episode, err := m.Episode(*run.EpisodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&want, "line %d of a long build log\n", i)
+	}
+	for _, blob := range episode.Blobs {
+		if blob.Role != "stdout" {
+			continue
+		}
+		raw, err := m.Blob(blob.BlobID)
+		if err != nil || string(raw) != want.String() {
+			t.Fatalf("blob %s: %d bytes, %v", blob.BlobID, len(raw), err)
+		}
+		return
+	}
+	t.Fatalf("the raw stdout is kept as a blob: %+v", episode.Blobs)
+}
