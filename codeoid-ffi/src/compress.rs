@@ -1,0 +1,103 @@
+//! Shell-output compression (DESIGN §6): compress output the harness already has, or run a
+//! command so that its raw output is stored as an episode before the compressed text is shown.
+
+use std::ffi::c_char;
+
+use serde_json::json;
+
+use crate::args::{bytes, handle, out, text};
+use crate::error::codeoid_error;
+use crate::json;
+use crate::memory::codeoid_memory;
+use crate::panic::boundary;
+use crate::strings::codeoid_string;
+
+/// Compresses the stdout of `command` with the memory's rules and writes the result into
+/// `*out_json`: `{"text", "rule", "bytes_in", "bytes_out", "kept_ratio", "hint": null}`, or the
+/// JSON `null` when no rule saves enough (show the output as it is). Pure: nothing is stored, so
+/// there is no episode to point a hint at; use `codeoid_memory_run` to keep the raw bytes.
+///
+/// `stdout_bytes` is raw output and need not be UTF-8; a NULL pointer is not
+/// accepted, a non-NULL pointer with length 0 is empty output.
+///
+/// Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8` (`command`).
+/// Thread-safe.
+///
+/// # Safety
+/// `memory` is NULL or a live handle; each `(ptr, len)` pair is NULL or readable; `out_json` is
+/// NULL or points at a `codeoid_string` that owns nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_compress(
+    memory: *const codeoid_memory,
+    command: *const c_char,
+    command_len: usize,
+    stdout_bytes: *const c_char,
+    stdout_len: usize,
+    out_json: *mut codeoid_string,
+) -> *mut codeoid_error {
+    boundary("codeoid_memory_compress", || {
+        // SAFETY: the caller guarantees the pointers as documented.
+        let memory = unsafe { handle(memory, "memory") }?;
+        // SAFETY: as above.
+        let command = unsafe { text(command, command_len, "command") }?;
+        // SAFETY: as above.
+        let stdout = unsafe { bytes(stdout_bytes, stdout_len, "stdout_bytes") }?;
+        // SAFETY: as above.
+        let out_json = unsafe { out(out_json, "out_json") }?;
+        let value = memory
+            .inner
+            .compress(command, stdout)
+            .map(|c| json::compressed(&c, None));
+        json::write(out_json, &value)
+    })
+}
+
+/// Runs `command` with `sh -c` in the workspace root (stdin closed), stores its raw stdout and
+/// stderr as an episode of `session_id` first, then writes into `*out_json`:
+/// `{"stdout", "stderr", "exit_code", "episode_id", "compressed", "store_error"}` where
+/// `stdout` is what to show (the compressed text ending with the `get_episode` hint, or the raw
+/// output), `stderr` passes through unchanged, `compressed` is the compression object of
+/// `codeoid_memory_compress` (with its `hint`) or null, and `store_error` says why the raw
+/// output could not be stored (null normally). Output that is not UTF-8 is converted lossily in
+/// this JSON; the stored episode keeps the exact bytes.
+///
+/// A failing command is not an error: read `exit_code`.
+///
+/// Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+/// `CODEOID_ERROR_INVALID_INPUT` (empty command), `CODEOID_ERROR_NOT_FOUND` (session),
+/// `CODEOID_ERROR_IO` (the shell cannot start). Thread-safe; blocks until the command exits.
+///
+/// # Safety
+/// `memory` is NULL or a live handle; each `(ptr, len)` pair is NULL or readable; `out_json` is
+/// NULL or points at a `codeoid_string` that owns nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_run(
+    memory: *const codeoid_memory,
+    session_id: *const c_char,
+    session_id_len: usize,
+    command: *const c_char,
+    command_len: usize,
+    out_json: *mut codeoid_string,
+) -> *mut codeoid_error {
+    boundary("codeoid_memory_run", || {
+        // SAFETY: the caller guarantees the pointers as documented.
+        let memory = unsafe { handle(memory, "memory") }?;
+        // SAFETY: as above.
+        let session = unsafe { text(session_id, session_id_len, "session_id") }?;
+        // SAFETY: as above.
+        let command = unsafe { text(command, command_len, "command") }?;
+        // SAFETY: as above.
+        let out_json = unsafe { out(out_json, "out_json") }?;
+        let run = memory.inner.run(session, command)?;
+        let episode_id = run.episode_id.as_deref();
+        let value = json!({
+            "stdout": String::from_utf8_lossy(&run.stdout),
+            "stderr": String::from_utf8_lossy(&run.stderr),
+            "exit_code": run.exit_code,
+            "episode_id": episode_id,
+            "compressed": run.compressed.as_ref().map(|c| json::compressed(c, episode_id)),
+            "store_error": run.store_error.as_ref().map(codeoid_core::Error::full_message),
+        });
+        json::write(out_json, &value)
+    })
+}

@@ -1,0 +1,188 @@
+//! `codeoid_memory`: the handle a harness holds, wrapping [`codeoid_core::Memory`] (one store
+//! bound to one workspace). Opened from a JSON config, destroyed with `codeoid_memory_free`.
+//!
+//! A `codeoid_memory` is thread-safe: any number of threads may call functions on one handle at
+//! once (the core serializes writes and pools readers). Only `codeoid_memory_free` must not race
+//! with other calls on the same handle; using a freed handle is undefined behaviour.
+
+use std::ffi::c_char;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use codeoid_core::{Memory, MemoryConfig};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::args::{optional_text, out, parse_optional_json};
+use crate::error::{FfiResult, codeoid_error};
+use crate::json::overlay;
+use crate::panic::{boundary, quiet};
+
+/// Session memory for one workspace: an open store bound to a workspace. Opaque; create it with
+/// `codeoid_memory_open`, destroy it with `codeoid_memory_free`.
+pub struct codeoid_memory {
+    pub(crate) inner: Memory,
+}
+
+impl codeoid_memory {
+    /// The wrapped memory, for Rust callers (benches compare the two paths).
+    pub fn memory(&self) -> &Memory {
+        &self.inner
+    }
+}
+
+/// The JSON config of `codeoid_memory_open`; every field optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenConfig {
+    /// Start from the `CODEOID_*` environment variables instead of the built-in defaults.
+    #[serde(default)]
+    from_env: bool,
+    db_path: Option<PathBuf>,
+    workspace_dir: Option<PathBuf>,
+    tenant: Option<String>,
+    memory_enabled: Option<bool>,
+    compress_rules: Option<PathBuf>,
+    rotation: Option<Value>,
+    index: Option<Value>,
+    store: Option<StoreSettings>,
+}
+
+/// The store settings a caller may change.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreSettings {
+    busy_timeout_ms: Option<u64>,
+    max_episode_bytes: Option<usize>,
+    hash_read_files: Option<bool>,
+    include_thinking: Option<bool>,
+}
+
+impl OpenConfig {
+    fn into_memory_config(self) -> FfiResult<MemoryConfig> {
+        let mut config = if self.from_env {
+            MemoryConfig::from_env()?
+        } else {
+            MemoryConfig::default()
+        };
+        if self.db_path.is_some() {
+            config.db_path = self.db_path;
+        }
+        if self.workspace_dir.is_some() {
+            config.workspace_dir = self.workspace_dir;
+        }
+        if let Some(tenant) = self.tenant {
+            config.tenant = tenant;
+        }
+        if let Some(enabled) = self.memory_enabled {
+            config.memory_enabled = enabled;
+        }
+        if self.compress_rules.is_some() {
+            config.compress_rules = self.compress_rules;
+        }
+        config.rotation = overlay(&config.rotation, self.rotation.as_ref(), "rotation")?;
+        config.index = overlay(&config.index, self.index.as_ref(), "index")?;
+        if let Some(store) = self.store {
+            if let Some(ms) = store.busy_timeout_ms {
+                config.store.busy_timeout = Duration::from_millis(ms);
+            }
+            if let Some(bytes) = store.max_episode_bytes {
+                config.store.max_episode_bytes = bytes;
+            }
+            if let Some(hash) = store.hash_read_files {
+                config.store.hash_read_files = hash;
+            }
+            if let Some(thinking) = store.include_thinking {
+                config.store.chunker.include_thinking = thinking;
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// Opens (creating if needed) the store and binds it to a workspace.
+///
+/// `config_json` (optional: NULL means all defaults) is a JSON object, every key optional:
+/// `db_path` (default `$CODEOID_DB` or the platform data directory), `workspace_dir` (a directory
+/// inside the workspace; default the current directory), `tenant`, `memory_enabled`,
+/// `compress_rules` (a rule file), `rotation` and `index` (objects of settings to change, named
+/// as in `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
+/// `max_episode_bytes`, `hash_read_files`, `include_thinking`), and `from_env` (start from the
+/// `CODEOID_*` environment variables instead of the defaults). Unknown keys are an error.
+///
+/// On success `*out_memory` receives a new handle to free with `codeoid_memory_free`.
+///
+/// Errors: `CODEOID_ERROR_NULL_ARGUMENT` (`out_memory`), `CODEOID_ERROR_INVALID_UTF8`,
+/// `CODEOID_ERROR_INVALID_INPUT` (bad JSON or setting), `CODEOID_ERROR_IO`,
+/// `CODEOID_ERROR_CORRUPT`, `CODEOID_ERROR_SCHEMA_TOO_NEW`, `CODEOID_ERROR_DATABASE`.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `config_json` is NULL or points at `config_json_len` readable bytes; `out_memory` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_open(
+    config_json: *const c_char,
+    config_json_len: usize,
+    out_memory: *mut *mut codeoid_memory,
+) -> *mut codeoid_error {
+    boundary("codeoid_memory_open", || {
+        // SAFETY: the caller guarantees the buffer and the out-parameter.
+        let json = unsafe { optional_text(config_json, config_json_len, "config_json") }?;
+        // SAFETY: as above.
+        let out_memory = unsafe { out(out_memory, "out_memory") }?;
+        let config: OpenConfig =
+            parse_optional_json(json, "config_json", "a memory config object")?;
+        let inner = Memory::open(config.into_memory_config()?)?;
+        *out_memory = Box::into_raw(Box::new(codeoid_memory { inner }));
+        Ok(())
+    })
+}
+
+/// Closes the store and destroys `memory`. `codeoid_memory_free(NULL)` does nothing.
+///
+/// Must not run while another thread is still calling functions on `memory`; using the handle
+/// after this call is undefined behaviour.
+///
+/// # Safety
+/// `memory` is NULL or a handle from `codeoid_memory_open` that was not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_free(memory: *mut codeoid_memory) {
+    quiet((), || {
+        if !memory.is_null() {
+            // SAFETY: a non-NULL handle came from Box::into_raw in codeoid_memory_open and the
+            // caller guarantees it was not freed yet.
+            drop(unsafe { Box::from_raw(memory) });
+        }
+    });
+}
+
+/// Writes a JSON object describing the workspace `memory` is bound to into `*out_json`:
+/// `{"workspace_id", "name", "root", "db_path"}`.
+///
+/// Errors: `CODEOID_ERROR_NULL_ARGUMENT`. Thread-safe.
+///
+/// # Safety
+/// `memory` is NULL or a live handle; `out_json` is NULL or points at a `codeoid_string` that
+/// owns nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_workspace(
+    memory: *const codeoid_memory,
+    out_json: *mut crate::strings::codeoid_string,
+) -> *mut codeoid_error {
+    boundary("codeoid_memory_workspace", || {
+        // SAFETY: the caller guarantees a live handle or NULL.
+        let memory = unsafe { crate::args::handle(memory, "memory") }?;
+        // SAFETY: the caller guarantees the out-parameter.
+        let out_json = unsafe { out(out_json, "out_json") }?;
+        let m = &memory.inner;
+        let value = serde_json::json!({
+            "workspace_id": m.workspace().id(),
+            "name": m.workspace_name(),
+            "root": m.workspace().root().to_string_lossy(),
+            "db_path": m.store().path().map(|p| p.to_string_lossy().into_owned()),
+        });
+        crate::json::write(out_json, &value)
+    })
+}

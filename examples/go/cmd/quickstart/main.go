@@ -1,0 +1,93 @@
+// Command quickstart walks the codeoid Go API: open a store, record a session, read memory
+// back, build the workspace index, rotate, compress output and hand the conversation to another
+// backend. It exits non-zero on the first surprise, so `make test-go` runs it as a check.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/codeoid/codeoid/examples/go/codeoid"
+)
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		log.Fatal(err)
+	}
+	return v
+}
+
+func check(ok bool, what string, args ...any) {
+	if !ok {
+		log.Fatalf("check failed: "+what, args...)
+	}
+}
+
+func main() {
+	log.SetFlags(0)
+	check(codeoid.ABIVersion() == codeoid.HeaderABIVersion, "library and header versions differ")
+	fmt.Println("codeoid", codeoid.Version())
+
+	dir := must(os.MkdirTemp("", "codeoid-go-quickstart-"))
+	defer os.RemoveAll(dir)
+	workspace := filepath.Join(dir, "project")
+	check(os.MkdirAll(workspace, 0o755) == nil, "mkdir")
+
+	memory := must(codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: workspace}))
+	defer memory.Close()
+
+	session := must(memory.StartSession(codeoid.SessionOptions{ID: "ses_quickstart", Name: "schema bug"}))
+	for n := 1; n <= 5; n++ {
+		call := fmt.Sprintf("toolu_%d", n)
+		usage := &codeoid.Usage{Calls: []codeoid.CallUsage{{InputTokens: uint64(40000 + 10000*n), OutputTokens: 90}}}
+		turns := []codeoid.Turn{
+			{ID: fmt.Sprintf("u%d", n), Role: "user", Parts: []codeoid.Part{codeoid.TextPart(fmt.Sprintf("Why does migration %d fail?", n))}},
+			{ID: fmt.Sprintf("a%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage, Parts: []codeoid.Part{
+				codeoid.ToolCallPart(call, "Read", map[string]string{"file_path": "src/store/schema.rs"})}},
+			{ID: fmt.Sprintf("r%d", n), Role: "user", Parts: []codeoid.Part{codeoid.ToolResultPart(call, fmt.Sprintf("const SCHEMA_VERSION: u32 = %d;", n), false)}},
+			{ID: fmt.Sprintf("f%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage, Parts: []codeoid.Part{codeoid.TextPart("user_version is bumped too early.")}},
+		}
+		for _, turn := range turns {
+			must(memory.RecordTurn(session.ID, turn))
+		}
+	}
+	fmt.Println("recorded 20 turns")
+
+	page := must(memory.Timeline(codeoid.TimelineQuery{Limit: 3}))
+	check(len(page.Episodes) == 3, "timeline page of 3, got %d", len(page.Episodes))
+	text := must(memory.EpisodeText(session.ID, page.Episodes[0].ID))
+	fmt.Printf("newest episode (%s):\n%s\n", page.Episodes[0].Summary, text)
+
+	index := must(memory.WorkspaceIndex(session.ID))
+	check(strings.Contains(index, "src/store/schema.rs"), "hot file in the index")
+	fmt.Println(index)
+
+	decision := must(memory.RotationDecision(session.ID))
+	fmt.Printf("rotation decision: %s (%s)\n", decision.Reason, decision.Message)
+	must(memory.Rotate(session.ID, ""))
+	seed := must(memory.TakeSeed(session.ID))
+	check(seed != nil && strings.Contains(seed.Text, "migration 5"), "seed anchored on the last prompt")
+	fmt.Printf("seed for rotation #%d: %d characters\n", seed.Rotation, len(seed.Text))
+
+	compressed := must(memory.Compress("git status", []byte(strings.Repeat("?? build/cache/file.o\n", 400)+"On branch main\n")))
+	if compressed != nil {
+		fmt.Printf("compressed git status: %d -> %d bytes (%s)\n", compressed.BytesIn, compressed.BytesOut, compressed.Rule)
+	}
+
+	forked := must(memory.Fork(session.ID, codeoid.Tip, codeoid.Gemini, "gemini-2.5-pro", "schema bug on gemini", nil))
+	check(forked.CopiedTurns == 20 && forked.Handoff != nil, "fork copies every turn and hands them over")
+	fmt.Printf("forked to %s: %d turns, %d bytes of Gemini contents\n", forked.Session.ID, forked.CopiedTurns, len(forked.Handoff.Messages))
+
+	turns := []codeoid.Turn{{Role: "user", Parts: []codeoid.Part{codeoid.TextPart("continue on gemini")}}}
+	gemini := must(codeoid.ToMessages(codeoid.Gemini, "gemini-2.5-pro", turns, nil))
+	fmt.Printf("gemini contents: %s\n", gemini.Messages)
+
+	_, err := memory.Episode("ep_does_not_exist")
+	check(errors.Is(err, codeoid.ErrNotFound), "not found error, got %v", err)
+	fmt.Println("expected error:", err)
+	fmt.Println("quickstart: all checks passed")
+}

@@ -1,0 +1,389 @@
+package codeoid_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/codeoid/codeoid/examples/go/codeoid"
+)
+
+// open opens a memory on a fresh store file with its own workspace directory.
+func open(t *testing.T) *codeoid.Memory {
+	t.Helper()
+	dir := t.TempDir()
+	workspace := filepath.Join(dir, "project")
+	if err := os.MkdirAll(workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: workspace})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// exchange is one prompt, a Read call, its result and the answer.
+func exchange(n int, inputTokens uint64) []codeoid.Turn {
+	usage := func(tokens uint64) *codeoid.Usage {
+		return &codeoid.Usage{Calls: []codeoid.CallUsage{{InputTokens: tokens, OutputTokens: 80}}}
+	}
+	callID := fmt.Sprintf("toolu_%d", n)
+	return []codeoid.Turn{
+		{ID: fmt.Sprintf("u%d", n), Role: "user", Parts: []codeoid.Part{
+			codeoid.TextPart(fmt.Sprintf("Why does migration %d fail in store/schema.rs?", n))}},
+		{ID: fmt.Sprintf("a%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage(inputTokens), Parts: []codeoid.Part{
+			codeoid.TextPart("Reading the schema."),
+			codeoid.ToolCallPart(callID, "Read", map[string]string{"file_path": "src/store/schema.rs"})}},
+		{ID: fmt.Sprintf("r%d", n), Role: "user", Parts: []codeoid.Part{
+			codeoid.ToolResultPart(callID, fmt.Sprintf("const SCHEMA_VERSION: u32 = %d;", n), false)}},
+		{ID: fmt.Sprintf("f%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage(inputTokens + 400), Parts: []codeoid.Part{
+			codeoid.TextPart(fmt.Sprintf("user_version is bumped before migration %d runs.", n))}},
+	}
+}
+
+func record(t *testing.T, m *codeoid.Memory, session string, turns []codeoid.Turn) []string {
+	t.Helper()
+	var ids []string
+	for _, turn := range turns {
+		outcome, err := m.RecordTurn(session, turn)
+		if err != nil {
+			t.Fatalf("record %s: %v", turn.ID, err)
+		}
+		ids = append(ids, outcome.Recorded.EpisodeIDs...)
+	}
+	return ids
+}
+
+func TestVersionMatchesHeader(t *testing.T) {
+	if codeoid.ABIVersion() != codeoid.HeaderABIVersion {
+		t.Fatalf("library ABI %x, header %x", codeoid.ABIVersion(), codeoid.HeaderABIVersion)
+	}
+	if !strings.HasPrefix(codeoid.Version(), "0.") {
+		t.Fatalf("version %q", codeoid.Version())
+	}
+}
+
+func TestQuickstartPath(t *testing.T) {
+	m := open(t)
+	session, err := m.StartSession(codeoid.SessionOptions{ID: "ses_go", Name: "schema bug"})
+	if err != nil || session.ID != "ses_go" || *session.Name != "schema bug" {
+		t.Fatalf("start session: %+v %v", session, err)
+	}
+	var ids []string
+	for n := 1; n <= 5; n++ {
+		ids = append(ids, record(t, m, session.ID, exchange(n, uint64(40000+10000*n)))...)
+	}
+	if len(ids) != 9 {
+		t.Fatalf("episode ids: %v", ids)
+	}
+
+	episode, err := m.Episode(ids[0])
+	if err != nil || episode.Kind != "tool_call" || *episode.ToolName != "Read" {
+		t.Fatalf("episode: %+v %v", episode, err)
+	}
+	if !strings.Contains(episode.Content, "SCHEMA_VERSION: u32 = 1") || episode.Paths[0].Relative != "src/store/schema.rs" {
+		t.Fatalf("episode content/paths: %+v", episode)
+	}
+	text, err := m.EpisodeText(session.ID, ids[0])
+	if err != nil || !strings.Contains(text, "current session") {
+		t.Fatalf("episode text: %q %v", text, err)
+	}
+
+	page, err := m.Timeline(codeoid.TimelineQuery{Limit: 4})
+	if err != nil || len(page.Episodes) != 4 || page.Next == nil {
+		t.Fatalf("timeline: %+v %v", page, err)
+	}
+	next, err := m.Timeline(*page.Next)
+	if err != nil || len(next.Episodes) != 4 || next.Episodes[0].ID == page.Episodes[0].ID {
+		t.Fatalf("next page: %+v %v", next, err)
+	}
+	timeline, err := m.TimelineText(session.ID, codeoid.TimelineQuery{})
+	if err != nil || !strings.Contains(timeline, "(episode_id: ep_") {
+		t.Fatalf("timeline text: %q %v", timeline, err)
+	}
+
+	index, err := m.WorkspaceIndex(session.ID)
+	if err != nil || !strings.HasPrefix(index, "# Memory Index") || !strings.Contains(index, "src/store/schema.rs") {
+		t.Fatalf("index: %q %v", index, err)
+	}
+
+	decision, err := m.RotationDecision(session.ID)
+	if err != nil || decision.ShouldRotate || decision.Reason != "below_threshold" || decision.Window.Tokens != 200000 {
+		t.Fatalf("decision: %+v %v", decision, err)
+	}
+	rotation, err := m.Rotate(session.ID, "ctx_2")
+	if err != nil || rotation.Count != 1 || rotation.BackingContextID != "ctx_2" {
+		t.Fatalf("rotate: %+v %v", rotation, err)
+	}
+	seed, err := m.TakeSeed(session.ID)
+	if err != nil || seed == nil || !strings.Contains(seed.Text, "migration 5") {
+		t.Fatalf("seed: %+v %v", seed, err)
+	}
+	if again, err := m.TakeSeed(session.ID); err != nil || again != nil {
+		t.Fatalf("second seed: %+v %v", again, err)
+	}
+
+	var log strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&log, "test store::tests::case_%d ... ok\n", i)
+	}
+	log.WriteString("test store::tests::migrates ... FAILED\n\nfailures:\n    store::tests::migrates\n\ntest result: FAILED. 300 passed; 1 failed; 0 ignored\n")
+	compressed, err := m.Compress("cargo test", []byte(log.String()))
+	if err != nil || compressed == nil || !strings.Contains(compressed.Text, "store::tests::migrates") || compressed.BytesOut >= compressed.BytesIn {
+		t.Fatalf("compress: %+v %v", compressed, err)
+	}
+	if none, err := m.Compress("cargo test", nil); err != nil || none != nil {
+		t.Fatalf("empty output: %+v %v", none, err)
+	}
+
+	run, err := m.Run(session.ID, "printf 'one\\ntwo\\n'; exit 4")
+	if err != nil || run.ExitCode != 4 || run.EpisodeID == nil {
+		t.Fatalf("run: %+v %v", run, err)
+	}
+
+	gemini, err := codeoid.ToMessages(codeoid.Gemini, "gemini-2.5-pro", exchange(9, 100), nil)
+	if err != nil || !strings.Contains(string(gemini.Messages), "functionCall") {
+		t.Fatalf("to gemini: %+v %v", gemini, err)
+	}
+	back, err := codeoid.FromMessages(codeoid.Gemini, "gemini-2.5-pro", gemini.Messages, nil)
+	if err != nil || len(back.Turns) != 4 || back.Turns[1].Parts[1].Name != "Read" {
+		t.Fatalf("from gemini: %+v %v", back, err)
+	}
+	body, err := codeoid.ToRequest(codeoid.Anthropic, "claude-sonnet-4-5", codeoid.Request{System: "be careful", Turns: exchange(9, 100)}, nil)
+	if err != nil || !strings.Contains(string(body.Body), `"system":"be careful"`) {
+		t.Fatalf("request: %s %v", body.Body, err)
+	}
+
+	finished, err := m.FinishSession(session.ID)
+	if err != nil || len(finished) != 1 {
+		t.Fatalf("finish: %v %v", finished, err)
+	}
+	sessions, err := m.Sessions()
+	if err != nil || len(sessions) != 1 || sessions[0].TurnCount != 20 || sessions[0].RotationCount != 1 {
+		t.Fatalf("sessions: %+v %v", sessions, err)
+	}
+}
+
+func TestErrorsAreValuesWithCodes(t *testing.T) {
+	m := open(t)
+	_, err := m.Episode("ep_missing")
+	var cerr *codeoid.Error
+	if !errors.As(err, &cerr) || cerr.Code() != codeoid.CodeNotFound || !strings.Contains(cerr.Message(), "ep_missing") {
+		t.Fatalf("episode error: %v", err)
+	}
+	if !errors.Is(err, codeoid.ErrNotFound) || errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("errors.Is: %v", err)
+	}
+	if _, err := codeoid.ToMessages(codeoid.Format(42), "", nil, nil); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("bad format: %v", err)
+	}
+	if _, err := codeoid.ToMessages(codeoid.Anthropic, "", nil, map[string]any{"strictly": true}); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("bad option: %v", err)
+	}
+	if _, err := m.RecordTurn("ses_missing", exchange(1, 1)[0]); !errors.Is(err, codeoid.ErrNotFound) {
+		t.Fatalf("missing session: %v", err)
+	}
+	if _, err := m.Session("ses_\xff"); !errors.Is(err, codeoid.ErrInvalidUTF8) {
+		t.Fatalf("invalid UTF-8: %v", err)
+	}
+	if _, err := m.Session(""); !errors.Is(err, codeoid.ErrNotFound) {
+		t.Fatalf("empty id is a value, not NULL: %v", err)
+	}
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_r"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Rotate("ses_r", ""); !errors.Is(err, codeoid.ErrRotationRefused) {
+		t.Fatalf("rotation guard: %v", err)
+	}
+	if _, err := codeoid.Open(codeoid.Config{Rotation: map[string]any{"auto_rotat": true}}); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("bad config: %v", err)
+	}
+}
+
+func TestCodesMatchTheLibrary(t *testing.T) {
+	seen := map[string]bool{}
+	for _, code := range codeoid.AllCodes {
+		name := code.Name()
+		if name == "" || seen[name] {
+			t.Fatalf("code %d has name %q", code, name)
+		}
+		seen[name] = true
+		if code.Error() != "codeoid: "+name {
+			t.Fatalf("%d: %q", code, code.Error())
+		}
+	}
+	if codeoid.Code(0).Name() != "" || codeoid.Code(15).Name() != "" {
+		t.Fatal("unknown codes have no name")
+	}
+	if codeoid.CodeNotFound != 2 || codeoid.CodePanic != 1002 {
+		t.Fatal("codes are stable numbers")
+	}
+}
+
+func TestCloseIsIdempotentAndLaterCallsFail(t *testing.T) {
+	m := open(t)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Sessions(); !errors.Is(err, codeoid.ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+}
+
+func TestManyGoroutinesShareOneMemory(t *testing.T) {
+	m := open(t)
+	const workers, rounds = 8, 4
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*rounds*8)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			session := fmt.Sprintf("ses_worker_%d", w)
+			if _, err := m.StartSession(codeoid.SessionOptions{ID: session}); err != nil {
+				errs <- err
+				return
+			}
+			for r := 0; r < rounds; r++ {
+				for _, turn := range exchange(w*100+r, 1000) {
+					outcome, err := m.RecordTurn(session, turn)
+					if err != nil {
+						errs <- err
+						continue
+					}
+					for _, id := range outcome.Recorded.EpisodeIDs {
+						if ep, err := m.Episode(id); err != nil || ep.SessionID != session {
+							errs <- fmt.Errorf("episode %s: %+v %v", id, ep, err)
+						}
+					}
+				}
+				missing := fmt.Sprintf("ep_missing_%d_%d", w, r)
+				if _, err := m.Episode(missing); !errors.Is(err, codeoid.ErrNotFound) || !strings.Contains(err.Error(), missing) {
+					errs <- fmt.Errorf("each goroutine gets its own error: %v", err)
+				}
+				if _, err := m.WorkspaceIndex(session); err != nil {
+					errs <- err
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	sessions, err := m.Sessions()
+	if err != nil || len(sessions) != workers {
+		t.Fatalf("sessions: %d %v", len(sessions), err)
+	}
+	for _, s := range sessions {
+		if s.TurnCount != rounds*4 {
+			t.Fatalf("%s has %d turns", s.ID, s.TurnCount)
+		}
+	}
+}
+
+func TestCloseWhileOtherGoroutinesCall(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_close"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				_, err := m.Timeline(codeoid.TimelineQuery{})
+				if errors.Is(err, codeoid.ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	_ = m.Close()
+	wg.Wait()
+}
+
+func TestForkAndImport(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_parent"}); err != nil {
+		t.Fatal(err)
+	}
+	record(t, m, "ses_parent", exchange(1, 1000))
+	record(t, m, "ses_parent", exchange(2, 1000))
+	same, err := m.Fork("ses_parent", 3, codeoid.SameBackend, "", "first half", nil)
+	if err != nil || same.CopiedTurns != 4 || same.Handoff != nil || same.Session.Lineage.ParentSessionID != "ses_parent" {
+		t.Fatalf("fork: %+v %v", same, err)
+	}
+	gemini, err := m.Fork("ses_parent", codeoid.Tip, codeoid.Gemini, "gemini-2.5-pro", "on gemini",
+		&codeoid.ForkOptions{ID: "ses_gemini", Handoff: map[string]any{"budget_fraction": 0.25}})
+	if err != nil || gemini.Session.ID != "ses_gemini" || gemini.Handoff == nil || !strings.Contains(string(gemini.Handoff.Messages), "functionCall") {
+		t.Fatalf("fork to gemini: %+v %v", gemini, err)
+	}
+	if _, err := m.Fork("ses_parent", codeoid.Tip, codeoid.SameBackend, "gemini-2.5-pro", "x", nil); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("model without format: %v", err)
+	}
+
+	log := filepath.Join(t.TempDir(), "imp1.jsonl")
+	lines := `{"type":"user","uuid":"u1","sessionId":"imp1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"why does the static link fail?"}}
+{"type":"assistant","uuid":"a1","sessionId":"imp1","requestId":"r1","timestamp":"2026-01-01T00:00:05Z","message":{"id":"m1","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"it needs -ldl."}],"usage":{"input_tokens":10,"output_tokens":5}}}
+`
+	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	summary, err := m.Import(log, nil)
+	if err != nil || summary.SessionsNew != 1 || summary.TurnsAdded != 2 {
+		t.Fatalf("import: %+v %v", summary, err)
+	}
+	again, err := m.Import(log, &codeoid.ImportOptions{BatchTurns: 1})
+	if err != nil || again.SessionsNew != 0 || again.TurnsAdded != 0 {
+		t.Fatalf("re-import: %+v %v", again, err)
+	}
+	if _, err := m.Import(filepath.Join(t.TempDir(), "missing.jsonl"), nil); !errors.Is(err, codeoid.ErrNotFound) {
+		t.Fatalf("missing log: %v", err)
+	}
+}
+
+func TestBlobsComeBackByteForByte(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_blob"}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := m.Run("ses_blob", "for i in $(seq 1 3000); do echo \"line $i of a long build log\"; done")
+	if err != nil || run.EpisodeID == nil {
+		t.Fatalf("run: %+v %v", run, err)
+	}
+	episode, err := m.Episode(*run.EpisodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&want, "line %d of a long build log\n", i)
+	}
+	for _, blob := range episode.Blobs {
+		if blob.Role != "stdout" {
+			continue
+		}
+		raw, err := m.Blob(blob.BlobID)
+		if err != nil || string(raw) != want.String() {
+			t.Fatalf("blob %s: %d bytes, %v", blob.BlobID, len(raw), err)
+		}
+		return
+	}
+	t.Fatalf("the raw stdout is kept as a blob: %+v", episode.Blobs)
+}

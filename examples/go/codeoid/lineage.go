@@ -1,0 +1,112 @@
+package codeoid
+
+/*
+#include "codeoid.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+)
+
+// SameBackend keeps a fork on the parent's backend (no handoff).
+const SameBackend Format = C.CODEOID_FORMAT_NONE
+
+// Tip forks at the parent's latest turn.
+const Tip int64 = -1
+
+// ForkOptions are the options of Memory.Fork (docs/fork.md); nil fields keep the defaults.
+type ForkOptions struct {
+	// ID of the new session; "" mints one.
+	ID string `json:"id,omitempty"`
+	// Handoff sizes and translates the conversation for the target: budget_fraction,
+	// budget_tokens, context_window, translate (translation options).
+	Handoff map[string]any `json:"handoff,omitempty"`
+}
+
+// Handoff is the conversation prepared for the target backend.
+type Handoff struct {
+	Backend       map[string]any  `json:"backend"`
+	ContextWindow Window          `json:"context_window"`
+	BudgetTokens  uint64          `json:"budget_tokens"`
+	Window        map[string]any  `json:"window"`
+	OmittedTurns  int             `json:"omitted_turns"`
+	Seed          *string         `json:"seed"`
+	Turns         []Turn          `json:"turns"`
+	Messages      json.RawMessage `json:"messages"`
+	Losses        []Loss          `json:"losses"`
+}
+
+// Forked is what a fork created.
+type Forked struct {
+	Session     Session  `json:"session"`
+	CopiedTurns uint64   `json:"copied_turns"`
+	EpisodeID   string   `json:"episode_id"`
+	Handoff     *Handoff `json:"handoff"`
+}
+
+// Fork copies session sessionID up to turn atTurn (Tip for all) into a new session called
+// name, optionally handed to target (SameBackend for none) and model. The parent is untouched.
+func (m *Memory) Fork(sessionID string, atTurn int64, target Format, model, name string, options *ForkOptions) (Forked, error) {
+	var forked Forked
+	var optionsJSON string
+	if options != nil {
+		var err error
+		if optionsJSON, err = optionalJSON(options); err != nil {
+			return forked, err
+		}
+	}
+	sp, sl := text(sessionID)
+	mp, ml := optionalText(model)
+	np, nl := text(name)
+	op, ol := optionalText(optionsJSON)
+	err := m.callJSON(&forked, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
+		return C.codeoid_memory_fork(p, sp, sl, C.int64_t(atTurn), C.uint32_t(target), mp, ml, np, nl, op, ol, s)
+	})
+	return forked, err
+}
+
+// ImportOptions are the options of Memory.Import; zero values keep the defaults.
+type ImportOptions struct {
+	Tenant       string `json:"tenant,omitempty"`
+	WorkspaceDir string `json:"workspace_dir,omitempty"`
+	FallbackDir  string `json:"fallback_dir,omitempty"`
+	// FinishAfterSecs finishes sessions idle that long; nil keeps the default.
+	FinishAfterSecs *uint64 `json:"finish_after_secs,omitempty"`
+	BatchTurns      int     `json:"batch_turns,omitempty"`
+}
+
+// ImportSummary is what an import changed (docs/import.md).
+type ImportSummary struct {
+	Report            json.RawMessage `json:"report"`
+	SessionsNew       uint64          `json:"sessions_new"`
+	SessionsUpdated   uint64          `json:"sessions_updated"`
+	SessionsUnchanged uint64          `json:"sessions_unchanged"`
+	SessionsEmpty     uint64          `json:"sessions_empty"`
+	SessionsSkipped   uint64          `json:"sessions_skipped"`
+	SessionsFinished  uint64          `json:"sessions_finished"`
+	TurnsAdded        uint64          `json:"turns_added"`
+	TurnsUnchanged    uint64          `json:"turns_unchanged"`
+	TurnsReplaced     uint64          `json:"turns_replaced"`
+	EpisodesAdded     uint64          `json:"episodes_added"`
+	EpisodesRemoved   uint64          `json:"episodes_removed"`
+}
+
+// Import imports session logs (Claude Code, Codex CLI, Gemini CLI, SWE-agent; a file or a
+// folder) into the store. Re-importing adds nothing.
+func (m *Memory) Import(path string, options *ImportOptions) (ImportSummary, error) {
+	var summary ImportSummary
+	var optionsJSON string
+	if options != nil {
+		var err error
+		if optionsJSON, err = optionalJSON(options); err != nil {
+			return summary, err
+		}
+	}
+	pp, pl := text(path)
+	op, ol := optionalText(optionsJSON)
+	err := m.callJSON(&summary, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
+		return C.codeoid_memory_import(p, pp, pl, op, ol, s)
+	})
+	return summary, err
+}

@@ -1,0 +1,303 @@
+package codeoid
+
+import (
+	"encoding/json"
+)
+
+// Config opens a Memory; every field is optional (docs/ffi.md, codeoid_memory_open).
+type Config struct {
+	// DBPath is the store file; empty means $CODEOID_DB or the platform data directory.
+	DBPath string `json:"db_path,omitempty"`
+	// WorkspaceDir is a directory inside the workspace; empty means the current directory.
+	WorkspaceDir string `json:"workspace_dir,omitempty"`
+	// Tenant is mixed into the workspace id.
+	Tenant string `json:"tenant,omitempty"`
+	// MemoryEnabled false turns memory off for the model (turns are still recorded).
+	MemoryEnabled *bool `json:"memory_enabled,omitempty"`
+	// FromEnv starts from the CODEOID_* environment variables instead of the defaults.
+	FromEnv bool `json:"from_env,omitempty"`
+	// CompressRules is a compression rule file.
+	CompressRules string `json:"compress_rules,omitempty"`
+	// Rotation and Index change individual settings (docs/rotation.md, docs/workspace-index.md).
+	Rotation map[string]any `json:"rotation,omitempty"`
+	Index    map[string]any `json:"index,omitempty"`
+	// Store settings: busy_timeout_ms, max_episode_bytes, hash_read_files, include_thinking.
+	Store map[string]any `json:"store,omitempty"`
+}
+
+// Workspace is the workspace a Memory is bound to.
+type Workspace struct {
+	WorkspaceID string  `json:"workspace_id"`
+	Name        string  `json:"name"`
+	Root        string  `json:"root"`
+	DBPath      *string `json:"db_path"`
+}
+
+// SessionOptions creates a session; every field is optional.
+type SessionOptions struct {
+	ID               string `json:"id,omitempty"`
+	Name             string `json:"name,omitempty"`
+	Provider         string `json:"provider,omitempty"`
+	Model            string `json:"model,omitempty"`
+	CreatedAt        string `json:"created_at,omitempty"`
+	BackingContextID string `json:"backing_context_id,omitempty"`
+}
+
+// Lineage says where a forked or subagent session came from.
+type Lineage struct {
+	ParentSessionID string  `json:"parent_session_id"`
+	ParentName      *string `json:"parent_name"`
+	AtTurn          *uint64 `json:"at_turn"`
+	Kind            string  `json:"kind"`
+}
+
+// Session is a stored session.
+type Session struct {
+	ID               string   `json:"id"`
+	WorkspaceID      string   `json:"workspace_id"`
+	Name             *string  `json:"name"`
+	Provider         *string  `json:"provider"`
+	Model            *string  `json:"model"`
+	Root             string   `json:"root"`
+	CreatedAt        string   `json:"created_at"`
+	Lineage          *Lineage `json:"lineage"`
+	RotationCount    uint64   `json:"rotation_count"`
+	LastRotationAt   *string  `json:"last_rotation_at"`
+	BackingContextID *string  `json:"backing_context_id"`
+	FinishedAt       *string  `json:"finished_at"`
+	FirstIntent      *string  `json:"first_intent"`
+	LastActivityAt   string   `json:"last_activity_at"`
+	TurnCount        uint64   `json:"turn_count"`
+}
+
+// Turn is a canonical, provider-neutral turn (docs/canonical-turns.md).
+type Turn struct {
+	ID        string         `json:"id,omitempty"`
+	Role      string         `json:"role"`
+	Parts     []Part         `json:"parts"`
+	Provider  string         `json:"provider,omitempty"`
+	Model     string         `json:"model,omitempty"`
+	Usage     *Usage         `json:"usage,omitempty"`
+	Timestamp string         `json:"timestamp,omitempty"`
+	Meta      map[string]any `json:"meta,omitempty"`
+}
+
+// Part is one content part of a turn; Type selects which fields apply.
+type Part struct {
+	Type       string          `json:"type"`
+	Text       string          `json:"text,omitempty"`
+	ID         string          `json:"id,omitempty"`
+	ProviderID string          `json:"provider_id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	CallID     string          `json:"call_id,omitempty"`
+	Parts      []Part          `json:"parts,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+	Message    string          `json:"message,omitempty"`
+	MediaType  string          `json:"media_type,omitempty"`
+	Source     json.RawMessage `json:"source,omitempty"`
+	Signature  json.RawMessage `json:"signature,omitempty"`
+	Redacted   bool            `json:"redacted,omitempty"`
+}
+
+// MarshalJSON writes only the fields of the part's type, so required fields are present even
+// when empty (a text part with empty text).
+func (p Part) MarshalJSON() ([]byte, error) {
+	m := map[string]any{"type": p.Type}
+	switch p.Type {
+	case "text":
+		m["text"] = p.Text
+	case "thinking":
+		m["text"] = p.Text
+		if len(p.Signature) > 0 {
+			m["signature"] = p.Signature
+		}
+		if p.Redacted {
+			m["redacted"] = true
+		}
+	case "tool_call":
+		m["id"] = p.ID
+		m["name"] = p.Name
+		input := p.Input
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		m["input"] = input
+		if p.ProviderID != "" {
+			m["provider_id"] = p.ProviderID
+		}
+	case "tool_result":
+		m["call_id"] = p.CallID
+		parts := p.Parts
+		if parts == nil {
+			parts = []Part{}
+		}
+		m["parts"] = parts
+		if p.IsError {
+			m["is_error"] = true
+		}
+	case "image":
+		m["source"] = p.Source
+		if p.MediaType != "" {
+			m["media_type"] = p.MediaType
+		}
+	case "error":
+		m["message"] = p.Message
+	default:
+		type plain Part
+		return json.Marshal(plain(p))
+	}
+	return json.Marshal(m)
+}
+
+// TextPart is a text part.
+func TextPart(text string) Part { return Part{Type: "text", Text: text} }
+
+// ToolCallPart is a tool call with a canonical id and JSON input.
+func ToolCallPart(id, name string, input any) Part {
+	raw, _ := json.Marshal(input)
+	return Part{Type: "tool_call", ID: id, Name: name, Input: raw}
+}
+
+// ToolResultPart is the text result of tool call callID.
+func ToolResultPart(callID, text string, isError bool) Part {
+	return Part{Type: "tool_result", CallID: callID, Parts: []Part{TextPart(text)}, IsError: isError}
+}
+
+// Usage is the model calls that produced a turn.
+type Usage struct {
+	Calls []CallUsage `json:"calls"`
+}
+
+// CallUsage is one model call's token counts.
+type CallUsage struct {
+	InputTokens         uint64 `json:"input_tokens,omitempty"`
+	OutputTokens        uint64 `json:"output_tokens,omitempty"`
+	CacheReadTokens     uint64 `json:"cache_read_tokens,omitempty"`
+	CacheCreationTokens uint64 `json:"cache_creation_tokens,omitempty"`
+	Primary             *bool  `json:"primary,omitempty"`
+	Model               string `json:"model,omitempty"`
+	RequestID           string `json:"request_id,omitempty"`
+}
+
+// Recorded is what recording one turn did.
+type Recorded struct {
+	TurnID     string   `json:"turn_id"`
+	Seq        uint64   `json:"seq"`
+	Duplicate  bool     `json:"duplicate"`
+	EpisodeIDs []string `json:"episode_ids"`
+}
+
+// TurnOutcome is the result of Memory.RecordTurn.
+type TurnOutcome struct {
+	Recorded        Recorded  `json:"recorded"`
+	Decision        *Decision `json:"decision"`
+	Rotation        *Rotation `json:"rotation"`
+	RotationRefused *string   `json:"rotation_refused"`
+}
+
+// Window is the context window occupancy is measured against.
+type Window struct {
+	Tokens uint64         `json:"tokens"`
+	Source map[string]any `json:"source"`
+}
+
+// Decision is the rotation policy's verdict on a turn.
+type Decision struct {
+	ShouldRotate       bool     `json:"should_rotate"`
+	Reason             string   `json:"reason"`
+	Message            string   `json:"message"`
+	Occupancy          *float64 `json:"occupancy"`
+	Tokens             *uint64  `json:"tokens"`
+	Window             Window   `json:"window"`
+	TurnsSinceRotation uint32   `json:"turns_since_rotation"`
+	MinTurns           uint32   `json:"min_turns"`
+	AutoRotate         bool     `json:"auto_rotate"`
+}
+
+// SeedBlock is the text the first message after a rotation starts with.
+type SeedBlock struct {
+	Rotation uint32 `json:"rotation"`
+	Kind     string `json:"kind"`
+	Text     string `json:"text"`
+}
+
+// Rotation is a rotation that happened.
+type Rotation struct {
+	Count            uint64    `json:"count"`
+	At               string    `json:"at"`
+	EpisodeID        string    `json:"episode_id"`
+	BackingContextID string    `json:"backing_context_id"`
+	Seed             SeedBlock `json:"seed"`
+}
+
+// EpisodeHeader is an episode without its content (what timeline pages list).
+type EpisodeHeader struct {
+	ID            string  `json:"id"`
+	WorkspaceID   string  `json:"workspace_id"`
+	SessionID     string  `json:"session_id"`
+	TurnSeq       uint64  `json:"turn_seq"`
+	Kind          string  `json:"kind"`
+	ToolName      *string `json:"tool_name"`
+	CallID        *string `json:"call_id"`
+	Status        string  `json:"status"`
+	Summary       string  `json:"summary"`
+	CreatedAt     string  `json:"created_at"`
+	TokenEstimate uint64  `json:"token_estimate"`
+}
+
+// EpisodePath is a file path an episode's tool touched.
+type EpisodePath struct {
+	Given       string  `json:"given"`
+	Relative    string  `json:"relative"`
+	Access      string  `json:"access"`
+	ContentHash *string `json:"content_hash"`
+}
+
+// BlobRef names a raw blob of an episode.
+type BlobRef struct {
+	Role   string `json:"role"`
+	BlobID string `json:"blob_id"`
+	Len    uint64 `json:"len"`
+}
+
+// Episode is a whole stored episode, content byte for byte.
+type Episode struct {
+	EpisodeHeader
+	Content string        `json:"content"`
+	Paths   []EpisodePath `json:"paths"`
+	Blobs   []BlobRef     `json:"blobs"`
+}
+
+// TimelineQuery selects a timeline page; zero values mean the defaults (newest 20).
+type TimelineQuery struct {
+	Offset uint64 `json:"offset,omitempty"`
+	Limit  uint64 `json:"limit,omitempty"`
+	Before string `json:"before,omitempty"`
+}
+
+// TimelinePage is one page of the timeline, newest first.
+type TimelinePage struct {
+	Episodes []EpisodeHeader `json:"episodes"`
+	Next     *TimelineQuery  `json:"next"`
+}
+
+// Compressed is compressed command output.
+type Compressed struct {
+	Text      string  `json:"text"`
+	Rule      string  `json:"rule"`
+	BytesIn   uint64  `json:"bytes_in"`
+	BytesOut  uint64  `json:"bytes_out"`
+	KeptRatio float64 `json:"kept_ratio"`
+	Hint      *string `json:"hint"`
+}
+
+// RunOutput is the result of Memory.Run.
+type RunOutput struct {
+	Stdout     string      `json:"stdout"`
+	Stderr     string      `json:"stderr"`
+	ExitCode   int         `json:"exit_code"`
+	EpisodeID  *string     `json:"episode_id"`
+	Compressed *Compressed `json:"compressed"`
+	StoreError *string     `json:"store_error"`
+}

@@ -1,0 +1,3 @@
+module github.com/codeoid/codeoid/examples/go
+
+go 1.22
