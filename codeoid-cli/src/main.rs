@@ -6,6 +6,9 @@
 //! and exit with status 1 (2 for usage errors, from clap).
 
 mod context;
+mod demo;
+mod lineage;
+mod quickstart;
 mod read;
 mod run;
 
@@ -32,6 +35,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Import this machine's agent logs (or record a demo session) and show what memory holds.
+    Quickstart(quickstart::QuickstartArgs),
+    /// Import session logs (Claude Code, Codex CLI, Gemini CLI, SWE-agent) into the store.
+    Import(lineage::ImportArgs),
+    /// Fork a session into a new one, optionally handed off to another backend.
+    Fork(lineage::ForkArgs),
     /// Walk the workspace's episodes, newest first.
     Timeline(read::TimelineArgs),
     /// Print one episode: its model-facing text, or the exact stored bytes with --raw.
@@ -52,6 +61,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let context = context::Context::new(cli.db, cli.workspace);
     let result = match cli.command {
+        Command::Quickstart(args) => quickstart::quickstart(&context, &args),
+        Command::Import(args) => lineage::import(&context, &args),
+        Command::Fork(args) => lineage::fork(&context, &args),
         Command::Timeline(args) => read::timeline(&context, &args),
         Command::Show(args) => read::show(&context, &args),
         Command::Sessions => read::sessions(&context),

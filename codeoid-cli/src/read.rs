@@ -32,7 +32,11 @@ pub fn timeline(context: &Context, args: &TimelineArgs) -> Result<()> {
         limit: args.limit,
         before: args.before.clone(),
     };
-    write!(std::io::stdout().lock(), "{}", memory.timeline_text(args.session.as_deref(), &query)?)?;
+    write!(
+        std::io::stdout().lock(),
+        "{}",
+        memory.timeline_text(args.session.as_deref(), &query)?
+    )?;
     Ok(())
 }
 
@@ -88,7 +92,11 @@ pub fn sessions(context: &Context) -> Result<()> {
     let sessions = memory.sessions()?;
     let mut out = std::io::stdout().lock();
     if sessions.is_empty() {
-        writeln!(out, "no sessions in workspace {} yet", memory.workspace().id())?;
+        writeln!(
+            out,
+            "no sessions in workspace {} yet",
+            memory.workspace().id()
+        )?;
     }
     for (ordinal, session) in sessions.iter().enumerate() {
         writeln!(out, "{}", session_line(ordinal + 1, session))?;
@@ -129,7 +137,10 @@ pub fn stats(context: &Context) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "store: {}", context.db_path()?.display())?;
     if workspaces.is_empty() {
-        writeln!(out, "no workspaces yet; `codeoid import <path>` records session logs")?;
+        writeln!(
+            out,
+            "no workspaces yet; `codeoid import <path>` records session logs"
+        )?;
     }
     for ws in workspaces {
         let stats = store.workspace_stats(&ws.id)?;

@@ -14,12 +14,16 @@
 //! - [`rotate`]: occupancy, rotation policy and seed blocks.
 //! - [`compress`]: shell-output compression (a leaf: no SQLite, no candle).
 //! - [`translate`]: canonical ⇄ provider message formats (a leaf: no SQLite, no candle).
-//! - [`import`]: readers for Claude Code, Codex, Gemini CLI and SWE-agent logs.
+//! - [`import`]: readers for Claude Code, Codex, Gemini CLI and SWE-agent logs, and the writer
+//!   that imports them into a store.
+//! - [`fork`]: a new session from a copy of another's conversation, optionally for another
+//!   backend.
 
 pub mod canonical;
 pub mod compress;
 pub mod embed;
 pub mod error;
+pub mod fork;
 pub mod import;
 pub mod index;
 pub mod memory;
@@ -31,3 +35,8 @@ pub mod translate;
 
 pub use error::{Error, ErrorKind, Result};
 pub use memory::{Memory, MemoryConfig};
+
+/// The README's Rust snippets, compiled as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

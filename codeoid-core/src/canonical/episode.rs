@@ -42,17 +42,21 @@ pub enum EpisodeKind {
     Compaction,
     /// A rotation of the session's backing context (written by the rotation code).
     Rotation,
+    /// The start of a fork: which session and turn this session's copied conversation came
+    /// from (written by the fork code).
+    Fork,
 }
 
 impl EpisodeKind {
     /// Every kind, for exhaustive tests and schema checks.
-    pub const ALL: [EpisodeKind; 6] = [
+    pub const ALL: [EpisodeKind; 7] = [
         EpisodeKind::ToolCall,
         EpisodeKind::UserTurn,
         EpisodeKind::AssistantTurn,
         EpisodeKind::Error,
         EpisodeKind::Compaction,
         EpisodeKind::Rotation,
+        EpisodeKind::Fork,
     ];
 
     /// The stable snake_case name stored in the database and shown to models.
@@ -64,6 +68,7 @@ impl EpisodeKind {
             EpisodeKind::Error => "error",
             EpisodeKind::Compaction => "compaction",
             EpisodeKind::Rotation => "rotation",
+            EpisodeKind::Fork => "fork",
         }
     }
 
@@ -78,7 +83,7 @@ impl EpisodeKind {
             .ok_or_else(|| {
                 Error::invalid_input(format!(
                     "unknown episode kind {name:?}; expected one of tool_call, user_turn, \
-                     assistant_turn, error, compaction, rotation"
+                     assistant_turn, error, compaction, rotation, fork"
                 ))
             })
     }

@@ -2,9 +2,10 @@
 //! CLI rollouts, Gemini CLI chats and SWE-agent trajectories.
 //!
 //! The importers are pure readers: a file or a folder in, [`ImportedSession`]s of canonical
-//! [`Turn`](crate::canonical::Turn)s plus an [`ImportReport`] out. They never write anywhere;
-//! recording the turns (where a known turn id is a no-op, which makes re-imports idempotent)
-//! is the store's job.
+//! [`Turn`](crate::canonical::Turn)s plus an [`ImportReport`] out. They never write anywhere.
+//! [`import_into`] (module `into_store`) is the one writer: it puts each session in its
+//! workspace and syncs its turns into the store, so importing again, or importing a log that
+//! has grown since, ends exactly as one import of the final log.
 //!
 //! Guarantees, for every format:
 //! - the format is recognized from the content ([`detect_format`]), not the file name;
@@ -23,6 +24,7 @@ mod conversation;
 mod detect;
 mod fields;
 mod gemini_cli;
+mod into_store;
 mod jsonl;
 mod report;
 mod session;
@@ -34,6 +36,10 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use detect::detect_format;
+pub use into_store::{
+    DEFAULT_BATCH_TURNS, DEFAULT_FINISH_AFTER, ImportOptions, ImportSummary, SkippedSession,
+    import_into,
+};
 pub use report::{ImportReport, Issue, MAX_LISTED_ISSUES, Progress, SkippedFile};
 pub use session::{ImportedSession, LogFormat, SessionKind, TurnStats};
 pub use walk::visit_path;

@@ -14,6 +14,7 @@
 
 mod config;
 mod index;
+mod lineage;
 mod rotation;
 mod run;
 

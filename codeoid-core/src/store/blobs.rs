@@ -95,6 +95,18 @@ pub(crate) fn link(tx: &Transaction<'_>, episode_pk: i64, role: &str, blob_id: &
     Ok(())
 }
 
+/// Deletes blob `blob_id` unless an episode still links it (a replaced episode's blob that
+/// another episode shares stays).
+pub(crate) fn delete_unlinked(tx: &Transaction<'_>, blob_id: &str) -> Result<()> {
+    tx.prepare_cached(
+        "DELETE FROM raw_blobs WHERE id = ?1
+             AND NOT EXISTS (SELECT 1 FROM episode_blobs WHERE blob_id = ?1)",
+    )
+    .and_then(|mut stmt| stmt.execute([blob_id]))
+    .map_err(|e| db_error(&format!("cannot remove raw blob {blob_id}"), e))?;
+    Ok(())
+}
+
 /// The blobs linked to the episode with primary key `episode_pk`, by role.
 pub(crate) fn refs_of(conn: &Connection, episode_pk: i64) -> Result<Vec<BlobRef>> {
     conn.prepare_cached(
@@ -174,7 +186,7 @@ impl Store {
                 ("stdout", stdout_id.as_str()),
                 ("stderr", stderr_id.as_str()),
             ];
-            let id = episodes::insert(tx, &session, &episode, self.options(), &blobs)?
+            let id = episodes::insert(tx, &session, &episode, None, self.options(), &blobs)?
                 .unwrap_or(episode.id);
             tx.execute(
                 "UPDATE sessions SET last_activity_at = max(last_activity_at, ?2) WHERE id = ?1",

@@ -9,6 +9,11 @@
 //!   a raw blob linked with role `content`. Nothing is dropped.
 //! - Every read takes the caller's workspace id: an episode of another workspace is
 //!   [`crate::ErrorKind::NotFound`], exactly like a missing one.
+//! - An episode the chunker derived from turns remembers the event that emitted it
+//!   (`origin_seq`: the push of that turn, or a finish just before it). Replacing a session's
+//!   tail deletes exactly the episodes emitted from that point on, with every row that hangs off
+//!   them (content, paths, FTS, blob links, vectors, blobs nothing else links), and nothing
+//!   else: rotations, raw outputs and fork markers have no origin and stay.
 //!
 //! Ordering and paging live in `timeline`; text for models lives in `render`.
 
@@ -128,12 +133,14 @@ pub fn file_content_hash(path: &Path) -> Result<Option<String>> {
     )))
 }
 
-/// Persists `episode` of `session` inside `tx`; `extra_blobs` are `(role, blob id)` links to
+/// Persists `episode` of `session` inside `tx`; `origin` is the chunker event that emitted it
+/// (`None` for episodes not derived from turns); `extra_blobs` are `(role, blob id)` links to
 /// blobs already stored. Returns the id, or `None` when an episode with that id already exists.
 pub(crate) fn insert(
     tx: &Transaction<'_>,
     session: &Session,
     episode: &Episode,
+    origin: Option<u64>,
     options: &StoreOptions,
     extra_blobs: &[(&str, &str)],
 ) -> Result<Option<String>> {
@@ -151,8 +158,8 @@ pub(crate) fn insert(
     let inserted = tx
         .prepare_cached(
             "INSERT OR IGNORE INTO episodes (id, workspace_id, session_id, turn_seq, kind,
-                 tool_name, call_id, status, summary, created_at, token_estimate)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 tool_name, call_id, status, summary, created_at, token_estimate, origin_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
@@ -167,6 +174,7 @@ pub(crate) fn insert(
                 episode.summary,
                 created,
                 token_estimate(content) as i64,
+                origin.map(|o| o as i64),
             ])
         })
         .map_err(|e| db_error(&context(), e))?;
@@ -238,6 +246,48 @@ fn insert_paths(
         ])?;
     }
     Ok(())
+}
+
+/// Deletes the episodes of `session_id` that the chunker emitted at or after event `from_origin`
+/// (see the module invariants), with their content, paths, FTS rows, blob links and vectors, and
+/// the raw blobs no other episode links. Returns how many episodes were deleted.
+pub(crate) fn delete_derived(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    from_origin: u64,
+) -> Result<u64> {
+    let context = format!("cannot remove the replaced episodes of session {session_id:?}");
+    let from = i64::try_from(from_origin).unwrap_or(i64::MAX);
+    // The dependent tables first: they are found through the episode rows.
+    const DOOMED: &str = "SELECT pk FROM episodes WHERE session_id = ?1 AND origin_seq >= ?2";
+    let blob_ids: Vec<String> = tx
+        .prepare_cached(&format!(
+            "SELECT DISTINCT blob_id FROM episode_blobs WHERE episode_pk IN ({DOOMED})"
+        ))
+        .and_then(|mut stmt| {
+            stmt.query_map(params![session_id, from], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(|e| db_error(&context, e))?;
+    for table in [
+        "episodes_fts WHERE rowid",
+        "episode_contents WHERE episode_pk",
+        "episode_paths WHERE episode_pk",
+        "episode_blobs WHERE episode_pk",
+        "vectors WHERE episode_pk",
+    ] {
+        tx.prepare_cached(&format!("DELETE FROM {table} IN ({DOOMED})"))
+            .and_then(|mut stmt| stmt.execute(params![session_id, from]))
+            .map_err(|e| db_error(&context, e))?;
+    }
+    let deleted = tx
+        .prepare_cached("DELETE FROM episodes WHERE session_id = ?1 AND origin_seq >= ?2")
+        .and_then(|mut stmt| stmt.execute(params![session_id, from]))
+        .map_err(|e| db_error(&context, e))?;
+    for blob_id in blob_ids {
+        blobs::delete_unlinked(tx, &blob_id)?;
+    }
+    Ok(deleted as u64)
 }
 
 /// The episode `id` of `workspace_id`, whole.

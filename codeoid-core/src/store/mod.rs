@@ -15,7 +15,8 @@
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
 //! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
 //! [`workspace`] (identity), `sessions`, `record` (turns in,
-//! the one-transaction write path), `turns` (turns out), `episodes` (episode rows and reads),
+//! the one-transaction write path), `sync` (replacing a session's changed tail), `snapshot` (the
+//! chunker state any turn met), `fork` (a new session from a copy of another's turns), `turns` (turns out), `episodes` (episode rows and reads),
 //! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
 //! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text
 //! models read). See `docs/store.md`.
@@ -28,12 +29,15 @@ mod blobs;
 mod checkpoint;
 mod connection;
 mod episodes;
+mod fork;
 mod fts;
 mod record;
 mod render;
 mod rotation;
 pub mod schema;
 mod sessions;
+mod snapshot;
+mod sync;
 mod timeline;
 mod turns;
 mod usage;
@@ -56,11 +60,14 @@ use crate::error::{Error, ErrorKind, Result};
 pub use aggregates::{HotFile, RecentSession, WorkspaceRecord, WorkspaceStats};
 pub use blobs::{BlobRef, RawOutput};
 pub use episodes::{EpisodeHeader, StoredEpisode, StoredPath, file_content_hash};
+pub use fork::{NewFork, StoredFork};
+pub(crate) use fork::{check_at, session_title};
 pub use fts::{LexicalFilters, LexicalHit, MAX_LEXICAL_K, match_expression};
 pub use record::Recorded;
 pub use render::iso8601;
 pub use rotation::RotationBookkeeping;
-pub use sessions::{Lineage, LineageKind, NewSession, Rotation, Session};
+pub use sessions::{Lineage, LineageKind, NewSession, Rotation, Session, SessionUpdate};
+pub use sync::Synced;
 pub use timeline::{MAX_TIMELINE_LIMIT, TimelinePage, TimelineQuery};
 pub use turns::StoredTurn;
 pub use usage::{UsageRow, UsageTotals};

@@ -9,7 +9,9 @@
 //! - A turn whose id the session already has is a no-op reported as a duplicate (re-imports are
 //!   idempotent). A turn without an id or timestamp gets one, and is stored with it.
 //! - The chunker state is read and written inside the transaction, so two processes appending to
-//!   one session serialize correctly.
+//!   one session serialize correctly. Some turn rows keep the state they met (`chunker_before`,
+//!   see `snapshot`) and each derived episode the event that emitted it (`origin_seq`), so a
+//!   session's tail can be replaced exactly (see `sync`).
 //!
 //! It deliberately does no embedding: nothing slow runs while the write lock is held.
 
@@ -19,6 +21,7 @@ use serde_json::Value;
 
 use super::connection::db_error;
 use super::sessions::{self, Session};
+use super::snapshot::keeps_snapshot;
 use super::{Store, episodes, fresh_id, to_millis, usage};
 use crate::canonical::{Chunker, Episode, Turn, TurnPosition, truncate_chars};
 use crate::error::{Error, Result};
@@ -39,7 +42,7 @@ pub struct Recorded {
     pub episode_ids: Vec<String>,
 }
 
-fn load_chunker(tx: &Transaction<'_>, session_id: &str) -> Result<Chunker> {
+pub(crate) fn load_chunker(tx: &Transaction<'_>, session_id: &str) -> Result<Chunker> {
     let state: String = tx
         .prepare_cached("SELECT chunker_state FROM sessions WHERE id = ?1")
         .and_then(|mut stmt| stmt.query_row([session_id], |r| r.get(0)))
@@ -52,20 +55,214 @@ fn load_chunker(tx: &Transaction<'_>, session_id: &str) -> Result<Chunker> {
     Chunker::from_state_json(&state)
 }
 
-/// Persists `episodes` of `session`; returns the ids actually inserted, and the latest time.
+/// The seq of the turn with id `turn_id` in `session_id`, if there is one.
+pub(crate) fn seq_of(tx: &Transaction<'_>, session_id: &str, turn_id: &str) -> Result<Option<u64>> {
+    tx.prepare_cached("SELECT seq FROM turns WHERE session_id = ?1 AND turn_id = ?2")
+        .and_then(|mut stmt| {
+            stmt.query_row(params![session_id, turn_id], |r| r.get::<_, i64>(0))
+                .optional()
+        })
+        .map(|seq| seq.map(|s| s as u64))
+        .map_err(|e| db_error(&format!("cannot look up turn {turn_id:?}"), e))
+}
+
+/// The writable end of a session inside one write transaction: what appending a turn reads and
+/// changes. Loaded from the session row, saved back with [`Tip::save`].
+pub(crate) struct Tip {
+    /// The chunker state after the last turn (and any finish since).
+    pub chunker: Chunker,
+    /// The next turn's sequence number.
+    pub seq: u64,
+    /// The latest turn or episode time.
+    pub latest: DateTime<Utc>,
+    /// The first prompt the person typed.
+    pub first_intent: Option<String>,
+    /// A finish may have changed the state since the last turn, so the next turn must keep a
+    /// snapshot (see `snapshot`).
+    pub after_finish: bool,
+}
+
+impl Tip {
+    /// The tip of `session` as stored.
+    pub(crate) fn load(tx: &Transaction<'_>, session: &Session) -> Result<Tip> {
+        Ok(Tip {
+            chunker: load_chunker(tx, &session.id)?,
+            seq: session.turn_count,
+            latest: session.last_activity_at,
+            first_intent: session.first_intent.clone(),
+            after_finish: session.finished_at.is_some(),
+        })
+    }
+
+    /// Appends `turn` as turn `self.seq` of `session`: the turn row with the chunker state it
+    /// meets, its usage rows, the episodes it completes. The caller has ruled out a known id.
+    pub(crate) fn append(
+        &mut self,
+        tx: &Transaction<'_>,
+        store: &Store,
+        session: &Session,
+        turn: &Turn,
+    ) -> Result<Recorded> {
+        let session_id = session.id.as_str();
+        let context = || format!("cannot record turns of session {session_id:?}");
+        let seq = self.seq;
+        let turn_id = turn
+            .id
+            .clone()
+            .unwrap_or_else(|| fresh_id("turn_", session_id));
+        let at = turn.timestamp.unwrap_or_else(Utc::now);
+        let mut stored = turn.clone();
+        stored.id = Some(turn_id.clone());
+        stored.timestamp = Some(at);
+        let json = serde_json::to_string(&stored).map_err(|e| {
+            Error::internal(format!("cannot serialize turn {turn_id:?}")).with_source(e)
+        })?;
+        tx.prepare_cached(
+            "INSERT INTO turns (session_id, seq, turn_id, role, created_at, json, chunker_before)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                session_id,
+                seq as i64,
+                turn_id,
+                stored.role.as_str(),
+                to_millis(at),
+                json,
+                keeps_snapshot(seq, self.after_finish).then(|| self.chunker.to_state_json())
+            ])
+        })
+        .map_err(|e| db_error(&context(), e))?;
+        if let Some(turn_usage) = &stored.usage {
+            usage::insert(tx, session_id, seq, turn_usage, at)?;
+        }
+        let position = TurnPosition {
+            session_id,
+            turn_id: &turn_id,
+            seq,
+            at,
+        };
+        let episodes = self
+            .chunker
+            .push(&stored, &position, &store.options().chunker);
+        let mut episode_ids = Vec::with_capacity(episodes.len());
+        self.latest = self.latest.max(at);
+        store_episodes(
+            tx,
+            session,
+            &episodes,
+            seq,
+            store,
+            &mut episode_ids,
+            &mut self.latest,
+        )?;
+        if self.first_intent.is_none() {
+            self.first_intent = first_intent_of(&stored);
+        }
+        self.seq += 1;
+        self.after_finish = false;
+        Ok(Recorded {
+            turn_id,
+            seq,
+            duplicate: false,
+            episode_ids,
+        })
+    }
+
+    /// Closes the exchange at the tip (see [`Chunker::finish`]): its episodes are emitted by a
+    /// finish before turn `self.seq`. `at` is the time a cancelled placeholder may need.
+    pub(crate) fn finish(
+        &mut self,
+        tx: &Transaction<'_>,
+        store: &Store,
+        session: &Session,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<String>> {
+        let position = TurnPosition {
+            session_id: &session.id,
+            turn_id: "",
+            seq: self.seq.saturating_sub(1),
+            at,
+        };
+        let episodes = self.chunker.finish(&position);
+        self.after_finish = true;
+        let mut ids = Vec::with_capacity(episodes.len());
+        store_episodes(
+            tx,
+            session,
+            &episodes,
+            self.seq,
+            store,
+            &mut ids,
+            &mut self.latest,
+        )?;
+        Ok(ids)
+    }
+
+    /// Writes the tip back to the session row.
+    pub(crate) fn save(&self, tx: &Transaction<'_>, session_id: &str) -> Result<()> {
+        tx.prepare_cached(
+            "UPDATE sessions SET turn_count = ?2, chunker_state = ?3,
+                 last_activity_at = ?4, first_intent = ?5
+             WHERE id = ?1",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                session_id,
+                self.seq as i64,
+                self.chunker.to_state_json(),
+                to_millis(self.latest),
+                self.first_intent
+            ])
+        })
+        .map_err(|e| db_error(&format!("cannot update session {session_id:?}"), e))?;
+        Ok(())
+    }
+}
+
+/// The first intent `turn` provides: something the person typed, not a harness summary, not a
+/// subagent's brief.
+pub(crate) fn first_intent_of(turn: &Turn) -> Option<String> {
+    let flagged = |key: &str| turn.meta.get(key) == Some(&Value::Bool(true));
+    (turn.is_user_prompt() && !flagged("compaction_summary") && !flagged("sidechain"))
+        .then(|| truncate_chars(&turn.text(), FIRST_INTENT_MAX_CHARS))
+}
+
+/// Persists `episodes` of `session`, emitted by chunker event `origin`; appends the ids actually
+/// inserted and raises `latest` to the newest episode time.
 fn store_episodes(
     tx: &Transaction<'_>,
     session: &Session,
     episodes: &[Episode],
+    origin: u64,
     store: &Store,
     ids: &mut Vec<String>,
     latest: &mut DateTime<Utc>,
 ) -> Result<()> {
     for episode in episodes {
-        if let Some(id) = episodes::insert(tx, session, episode, store.options(), &[])? {
+        if let Some(id) =
+            episodes::insert(tx, session, episode, Some(origin), store.options(), &[])?
+        {
             ids.push(id);
         }
         *latest = (*latest).max(episode.created_at);
+    }
+    Ok(())
+}
+
+/// `turns` validated, with the batch index in the message when there are several.
+pub(crate) fn validate_batch(turns: &[Turn]) -> Result<()> {
+    for (index, turn) in turns.iter().enumerate() {
+        turn.validate().map_err(|e| {
+            if turns.len() == 1 {
+                e
+            } else {
+                Error::new(
+                    e.kind(),
+                    format!("turn {index} of the batch: {}", e.message()),
+                )
+            }
+        })?;
     }
     Ok(())
 }
@@ -93,115 +290,30 @@ impl Store {
     /// - [`crate::ErrorKind::Busy`] when another process kept the store locked past the busy
     ///   timeout.
     pub fn record_turns(&self, session_id: &str, turns: &[Turn]) -> Result<Vec<Recorded>> {
-        for (index, turn) in turns.iter().enumerate() {
-            turn.validate().map_err(|e| {
-                if turns.len() == 1 {
-                    e
-                } else {
-                    Error::new(
-                        e.kind(),
-                        format!("turn {index} of the batch: {}", e.message()),
-                    )
-                }
-            })?;
-        }
+        validate_batch(turns)?;
         let context = format!("cannot record turns of session {session_id:?}");
         self.write(&context, |tx| {
             let session = sessions::require(tx, session_id)?;
-            let mut chunker = load_chunker(tx, session_id)?;
-            let mut seq = session.turn_count;
-            let mut latest = session.last_activity_at;
-            let mut first_intent = session.first_intent.clone();
+            let mut tip = Tip::load(tx, &session)?;
             let mut outcomes = Vec::with_capacity(turns.len());
             for turn in turns {
-                let turn_id = turn
-                    .id
-                    .clone()
-                    .unwrap_or_else(|| fresh_id("turn_", session_id));
-                let existing: Option<i64> = tx
-                    .prepare_cached("SELECT seq FROM turns WHERE session_id = ?1 AND turn_id = ?2")
-                    .and_then(|mut stmt| {
-                        stmt.query_row(params![session_id, turn_id], |r| r.get(0))
-                            .optional()
-                    })
-                    .map_err(|e| db_error(&context, e))?;
-                if let Some(earlier) = existing {
+                let known = match &turn.id {
+                    Some(id) => seq_of(tx, session_id, id)?,
+                    None => None,
+                };
+                if let (Some(earlier), Some(turn_id)) = (known, &turn.id) {
                     outcomes.push(Recorded {
-                        turn_id,
-                        seq: earlier as u64,
+                        turn_id: turn_id.clone(),
+                        seq: earlier,
                         duplicate: true,
                         episode_ids: Vec::new(),
                     });
                     continue;
                 }
-                let at = turn.timestamp.unwrap_or_else(Utc::now);
-                let mut stored = turn.clone();
-                stored.id = Some(turn_id.clone());
-                stored.timestamp = Some(at);
-                let json = serde_json::to_string(&stored).map_err(|e| {
-                    Error::internal(format!("cannot serialize turn {turn_id:?}")).with_source(e)
-                })?;
-                tx.prepare_cached(
-                    "INSERT INTO turns (session_id, seq, turn_id, role, created_at, json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .and_then(|mut stmt| {
-                    stmt.execute(params![
-                        session_id,
-                        seq as i64,
-                        turn_id,
-                        stored.role.as_str(),
-                        to_millis(at),
-                        json
-                    ])
-                })
-                .map_err(|e| db_error(&context, e))?;
-                if let Some(turn_usage) = &stored.usage {
-                    usage::insert(tx, session_id, seq, turn_usage, at)?;
-                }
-                let position = TurnPosition {
-                    session_id,
-                    turn_id: &turn_id,
-                    seq,
-                    at,
-                };
-                let episodes = chunker.push(&stored, &position, &self.options().chunker);
-                let mut episode_ids = Vec::with_capacity(episodes.len());
-                latest = latest.max(at);
-                store_episodes(tx, &session, &episodes, self, &mut episode_ids, &mut latest)?;
-                // The first thing the person asked: not a harness summary, not a subagent's brief.
-                let flagged = |key: &str| stored.meta.get(key) == Some(&Value::Bool(true));
-                if first_intent.is_none()
-                    && stored.is_user_prompt()
-                    && !flagged("compaction_summary")
-                    && !flagged("sidechain")
-                {
-                    first_intent = Some(truncate_chars(&stored.text(), FIRST_INTENT_MAX_CHARS));
-                }
-                outcomes.push(Recorded {
-                    turn_id,
-                    seq,
-                    duplicate: false,
-                    episode_ids,
-                });
-                seq += 1;
+                outcomes.push(tip.append(tx, self, &session, turn)?);
             }
-            if seq != session.turn_count {
-                tx.prepare_cached(
-                    "UPDATE sessions SET turn_count = ?2, chunker_state = ?3,
-                         last_activity_at = ?4, first_intent = ?5
-                     WHERE id = ?1",
-                )
-                .and_then(|mut stmt| {
-                    stmt.execute(params![
-                        session_id,
-                        seq as i64,
-                        chunker.to_state_json(),
-                        to_millis(latest),
-                        first_intent
-                    ])
-                })
-                .map_err(|e| db_error(&context, e))?;
+            if tip.seq != session.turn_count {
+                tip.save(tx, session_id)?;
             }
             Ok(outcomes)
         })
@@ -218,27 +330,13 @@ impl Store {
         let context = format!("cannot finish session {session_id:?}");
         self.write(&context, |tx| {
             let session = sessions::require(tx, session_id)?;
-            let mut chunker = load_chunker(tx, session_id)?;
+            let mut tip = Tip::load(tx, &session)?;
             let now = Utc::now();
-            let position = TurnPosition {
-                session_id,
-                turn_id: "",
-                seq: session.turn_count.saturating_sub(1),
-                at: session.last_activity_at.max(now),
-            };
-            let episodes = chunker.finish(&position);
-            let mut ids = Vec::with_capacity(episodes.len());
-            let mut latest = session.last_activity_at;
-            store_episodes(tx, &session, &episodes, self, &mut ids, &mut latest)?;
+            let ids = tip.finish(tx, self, &session, session.last_activity_at.max(now))?;
+            tip.save(tx, session_id)?;
             tx.execute(
-                "UPDATE sessions SET chunker_state = ?2, finished_at = ?3, last_activity_at = ?4
-                 WHERE id = ?1",
-                params![
-                    session_id,
-                    chunker.to_state_json(),
-                    to_millis(now),
-                    to_millis(latest)
-                ],
+                "UPDATE sessions SET finished_at = ?2 WHERE id = ?1",
+                params![session_id, to_millis(now)],
             )
             .map_err(|e| db_error(&context, e))?;
             Ok(ids)

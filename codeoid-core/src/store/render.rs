@@ -9,7 +9,8 @@
 //!
 //! Labels are relative to the calling session: `current session`, or `prior session #N` where N
 //! is the session's 1-based position in its workspace. Raw session ids are never shown. Times are
-//! UTC with second precision.
+//! UTC with second precision. A `fork` episode's header also names the parent by its label
+//! (`- forked from: prior session #N at turn T`).
 //!
 //! It deliberately does not validate tool arguments (the tools layer does, with the ranges of the
 //! tool schemas).
@@ -23,7 +24,7 @@ use serde_json::json;
 use super::episodes::{self, EpisodeHeader};
 use super::timeline::{self, TimelineQuery};
 use super::{Store, sessions};
-use crate::canonical::EpisodeStatus;
+use crate::canonical::{EpisodeKind, EpisodeStatus};
 use crate::error::Result;
 
 /// ISO-8601 UTC, second precision: `2026-02-12T16:02:23Z`.
@@ -135,6 +136,20 @@ impl Store {
             }
             if header.status != EpisodeStatus::Ok {
                 out.push_str(&format!("\n- status: {}", header.status.as_str()));
+            }
+            if header.kind == EpisodeKind::Fork {
+                // The parent's label depends on who reads it, so it is rendered, not stored.
+                let lineage = sessions::find(conn, &header.session_id)?.and_then(|s| s.lineage);
+                if let Some(lineage) = lineage {
+                    let parent = match sessions::find(conn, &lineage.parent_session_id)? {
+                        Some(_) => labeler.label(&lineage.parent_session_id)?,
+                        None => "a session no longer in memory".to_owned(),
+                    };
+                    let at = lineage
+                        .at_turn
+                        .map_or_else(String::new, |t| format!(" at turn {t}"));
+                    out.push_str(&format!("\n- forked from: {parent}{at}"));
+                }
             }
             out.push_str(&format!("\n- episode_id: {}", header.id));
             for blob in &episode.blobs {

@@ -9,7 +9,10 @@
 //! - Migrations run in one `BEGIN IMMEDIATE` transaction that re-reads the version, so two
 //!   processes opening a new file at once migrate it exactly once.
 //! - Version 1 already has every table later features need (vectors, rotation fields, file
-//!   hashes), so those features land without a migration.
+//!   hashes). Version 2 adds what replacing a session's tail needs (a log re-imported while it
+//!   grows): the chunker state before each turn (`turns.chunker_before`) and, for every episode
+//!   the chunker derived, the event that emitted it (`episodes.origin_seq`). Rows written before
+//!   version 2 keep `NULL` there.
 //!
 //! See `docs/store.md` for the tables and what each column means. This module deliberately holds
 //! only DDL and version logic; the queries live with their concepts.
@@ -25,10 +28,10 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const APPLICATION_ID: i32 = 0x6364_6f64;
 
 /// The schema version this library writes and understands.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `i` takes a store from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = [V1];
+const MIGRATIONS: [&str; 2] = [V1, V2];
 
 const V1: &str = r"
 CREATE TABLE workspaces (
@@ -169,6 +172,15 @@ INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('hashsize', 8388608);
 INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('automerge', 8);
 ";
 
+/// Tail replacement: the chunker state each turn was recorded with, and which chunker event
+/// (the push of turn `origin_seq`, or a finish before turn `origin_seq`) emitted each derived
+/// episode. Episodes nothing derived (rotations, raw outputs, forks) keep `origin_seq` NULL.
+const V2: &str = r"
+ALTER TABLE turns ADD COLUMN chunker_before TEXT;
+ALTER TABLE episodes ADD COLUMN origin_seq INTEGER;
+CREATE INDEX episodes_by_origin ON episodes(session_id, origin_seq) WHERE origin_seq IS NOT NULL;
+";
+
 /// What [`inspect`] found in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FileState {
@@ -272,6 +284,34 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_store_gains_the_tail_replacement_columns() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        assert_eq!(
+            inspect(&conn, Path::new(":memory:")).unwrap(),
+            FileState::Codeoid { version: 1 }
+        );
+        migrate(&mut conn).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        for (table, column) in [("turns", "chunker_before"), ("episodes", "origin_seq")] {
+            let found: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                    [table, column],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(found, 1, "{table}.{column}");
+        }
+    }
+
+    #[test]
     fn foreign_and_newer_databases_are_refused() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE notes(x)").unwrap();
@@ -286,6 +326,6 @@ mod tests {
             .unwrap();
         let err = inspect(&conn, Path::new("/tmp/new.db")).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::SchemaTooNew);
-        assert!(err.message().contains("version 2"), "{err}");
+        assert!(err.message().contains("version 3"), "{err}");
     }
 }

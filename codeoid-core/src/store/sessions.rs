@@ -87,6 +87,21 @@ pub struct NewSession {
     pub backing_context_id: Option<String>,
 }
 
+/// Descriptive fields of a session that may change after it was created (an imported log gains
+/// a title, or moves to another model, as it grows). `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionUpdate {
+    /// A human name.
+    pub name: Option<String>,
+    /// Provider of the primary conversation.
+    pub provider: Option<String>,
+    /// Model of the primary conversation.
+    pub model: Option<String>,
+    /// Where the session came from (an imported subagent's link to the call that started it
+    /// may only appear once its parent's log has grown).
+    pub lineage: Option<Lineage>,
+}
+
 /// A stored session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
@@ -204,6 +219,42 @@ pub(crate) fn ordinal(conn: &Connection, session_id: &str) -> Result<u64> {
         .map_err(|e| db_error(&format!("cannot order session {session_id:?}"), e))
 }
 
+/// Inserts the row of a new session `id` in workspace `workspace_id` (already registered).
+pub(crate) fn insert(
+    tx: &Transaction<'_>,
+    id: &str,
+    workspace_id: &str,
+    root: &str,
+    new: &NewSession,
+    created: DateTime<Utc>,
+) -> Result<()> {
+    let lineage = new.lineage.as_ref();
+    tx.prepare_cached(
+        "INSERT INTO sessions (id, workspace_id, name, provider, model, root, created_at,
+             parent_session_id, parent_name, at_turn, lineage_kind, backing_context_id,
+             last_activity_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
+    )
+    .and_then(|mut stmt| {
+        stmt.execute(params![
+            id,
+            workspace_id,
+            new.name,
+            new.provider,
+            new.model,
+            root,
+            to_millis(created),
+            lineage.map(|l| &l.parent_session_id),
+            lineage.and_then(|l| l.parent_name.as_ref()),
+            lineage.and_then(|l| l.at_turn).map(|n| n as i64),
+            lineage.map(|l| l.kind.as_str()),
+            new.backing_context_id,
+        ])
+    })
+    .map_err(|e| db_error(&format!("cannot create session {id:?}"), e))?;
+    Ok(())
+}
+
 impl Store {
     /// Creates a session in `workspace` (registering the workspace on first use). With an id that
     /// already exists in the same workspace, returns the existing session unchanged.
@@ -262,30 +313,7 @@ impl Store {
                     ),
                 ));
             }
-            let lineage = new.lineage.as_ref();
-            tx.prepare_cached(
-                "INSERT INTO sessions (id, workspace_id, name, provider, model, root, created_at,
-                     parent_session_id, parent_name, at_turn, lineage_kind, backing_context_id,
-                     last_activity_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?7)",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    id,
-                    workspace.id(),
-                    new.name,
-                    new.provider,
-                    new.model,
-                    root,
-                    to_millis(created),
-                    lineage.map(|l| &l.parent_session_id),
-                    lineage.and_then(|l| l.parent_name.as_ref()),
-                    lineage.and_then(|l| l.at_turn).map(|n| n as i64),
-                    lineage.map(|l| l.kind.as_str()),
-                    new.backing_context_id,
-                ])
-            })
-            .map_err(|e| db_error(&context, e))?;
+            insert(tx, &id, workspace.id(), &root, &new, created)?;
             require(tx, &id)
         })
     }
@@ -326,6 +354,67 @@ impl Store {
         self.read(|conn| {
             require(conn, id)?;
             ordinal(conn, id)
+        })
+    }
+
+    /// Sets the fields of `update` that are `Some` on session `id` (the lineage as a whole) and
+    /// returns the session. Writes nothing when they already hold those values (re-imports stay
+    /// read-only).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when there is no such session; [`ErrorKind::InvalidInput`] for a
+    /// name that is empty.
+    pub fn update_session(&self, id: &str, update: &SessionUpdate) -> Result<Session> {
+        if update.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(Error::invalid_input(format!(
+                "the new name of session {id:?} is empty; leave it out to keep the current name"
+            )));
+        }
+        if let Some(lineage) = &update.lineage {
+            if lineage.parent_session_id.trim().is_empty() {
+                return Err(Error::invalid_input(
+                    "lineage parent_session_id is empty; name the parent session",
+                ));
+            }
+        }
+        let current = self.session(id)?;
+        let kept = |new: &Option<String>, old: &Option<String>| new.is_none() || new == old;
+        if kept(&update.name, &current.name)
+            && kept(&update.provider, &current.provider)
+            && kept(&update.model, &current.model)
+            && (update.lineage.is_none() || update.lineage == current.lineage)
+        {
+            return Ok(current);
+        }
+        let context = format!("cannot update session {id:?}");
+        self.write(&context, |tx| {
+            let changed = tx
+                .execute(
+                    "UPDATE sessions SET name = coalesce(?2, name),
+                         provider = coalesce(?3, provider), model = coalesce(?4, model)
+                     WHERE id = ?1",
+                    params![id, update.name, update.provider, update.model],
+                )
+                .map_err(|e| db_error(&context, e))?;
+            if let Some(lineage) = &update.lineage {
+                tx.execute(
+                    "UPDATE sessions SET parent_session_id = ?2, parent_name = ?3, at_turn = ?4,
+                         lineage_kind = ?5
+                     WHERE id = ?1",
+                    params![
+                        id,
+                        lineage.parent_session_id,
+                        lineage.parent_name,
+                        lineage.at_turn.map(|n| n as i64),
+                        lineage.kind.as_str()
+                    ],
+                )
+                .map_err(|e| db_error(&context, e))?;
+            }
+            if changed == 0 {
+                return Err(not_found(id));
+            }
+            require(tx, id)
         })
     }
 
@@ -413,7 +502,7 @@ pub(crate) fn rotate_in(
         created_at: at,
         turn_seq: session.turn_count.saturating_sub(1),
     };
-    let inserted = episodes::insert(tx, &session, &episode, store.options(), &[])?;
+    let inserted = episodes::insert(tx, &session, &episode, None, store.options(), &[])?;
     Ok(Rotation {
         count,
         at,

@@ -3,10 +3,13 @@
 #![allow(clippy::unwrap_used)]
 
 mod compress;
+mod embed;
+mod fork;
 mod import;
+mod import_into;
 mod index;
 mod memory;
 mod rotate;
 mod store;
+mod store_rows;
 mod translate;
-mod embed;

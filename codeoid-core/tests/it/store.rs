@@ -9,6 +9,7 @@ mod lexical;
 mod real_logs;
 mod record;
 mod render;
+mod sync;
 mod timeline;
 mod workspace;
 

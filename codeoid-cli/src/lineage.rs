@@ -1,0 +1,184 @@
+//! `codeoid import` (session logs into the store, with a progress bar) and `codeoid fork` (a
+//! session copied into a new one, optionally handed off to another backend).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use codeoid_core::fork::ForkOptions;
+use codeoid_core::import::{ImportOptions, ImportSummary};
+use codeoid_core::translate::{Backend, Format};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::context::Context;
+
+/// Arguments of `codeoid import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A log file or a folder of logs (Claude Code `~/.claude/projects`, Codex
+    /// `~/.codex/sessions`, Gemini CLI chats, SWE-agent `.traj`); the format is detected.
+    path: PathBuf,
+    /// Put every session in this directory's workspace instead of the one its log names.
+    #[arg(long, value_name = "DIR")]
+    into: Option<PathBuf>,
+    /// Finish sessions idle for this many seconds (pending tool calls become cancelled); newer
+    /// logs are treated as still being written.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    finish_after: u64,
+}
+
+pub fn import(context: &Context, args: &ImportArgs) -> Result<()> {
+    let memory = context.memory()?;
+    let summary = import_with_progress(&memory, &args.path, args.into.clone(), args.finish_after)?;
+    print_summary(&mut std::io::stdout().lock(), &summary)?;
+    Ok(())
+}
+
+/// Imports `path` with a progress bar on stderr (hidden when stderr is not a terminal).
+pub fn import_with_progress(
+    memory: &codeoid_core::Memory,
+    path: &std::path::Path,
+    into: Option<PathBuf>,
+    finish_after: u64,
+) -> Result<ImportSummary> {
+    let options = ImportOptions {
+        workspace_dir: into,
+        finish_after: Some(Duration::from_secs(finish_after)),
+        ..ImportOptions::default()
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let summary = memory
+        .import_logs(path, &options, &mut |progress| {
+            bar.set_length(progress.bytes_total);
+            bar.set_position(progress.bytes_done);
+            let name = progress
+                .current
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            bar.set_message(format!(
+                "{}/{} files {}",
+                progress.files_done,
+                progress.files_total,
+                name.unwrap_or_default()
+            ));
+        })
+        .with_context(|| format!("cannot import {}", path.display()))?;
+    bar.finish_and_clear();
+    Ok(summary)
+}
+
+/// The human summary of an import.
+pub fn print_summary(out: &mut dyn Write, summary: &ImportSummary) -> Result<()> {
+    let report = &summary.report;
+    writeln!(
+        out,
+        "imported {} files ({} lines): {} sessions new, {} updated, {} unchanged; {} turns added, \
+         {} replaced; {} episodes added",
+        report.files,
+        report.lines,
+        summary.sessions_new,
+        summary.sessions_updated,
+        summary.sessions_unchanged,
+        summary.turns_added,
+        summary.turns_replaced,
+        summary.episodes_added
+    )?;
+    if report.malformed_lines_skipped > 0 {
+        writeln!(
+            out,
+            "skipped {} malformed lines:",
+            report.malformed_lines_skipped
+        )?;
+        for issue in &report.malformed {
+            writeln!(out, "  {issue}")?;
+        }
+    }
+    for skipped in &summary.skipped_sessions {
+        writeln!(
+            out,
+            "skipped session {}: {}",
+            skipped.session_id, skipped.reason
+        )?;
+    }
+    for file in &report.skipped_files {
+        writeln!(out, "skipped file {}: {}", file.path.display(), file.reason)?;
+    }
+    Ok(())
+}
+
+/// Arguments of `codeoid fork`.
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    /// The session to fork.
+    session: String,
+    /// Name of the new session.
+    #[arg(long)]
+    name: String,
+    /// Sequence number of the last turn to copy [default: the tip].
+    #[arg(long, value_name = "TURN")]
+    at: Option<u64>,
+    /// Hand the conversation off to another backend: `anthropic`, `openai_chat`,
+    /// `openai_responses` or `gemini`, optionally with a model (`gemini:gemini-2.5-pro`).
+    #[arg(long, value_name = "FORMAT[:MODEL]")]
+    to: Option<String>,
+    /// Print the handoff's provider messages as JSON.
+    #[arg(long, requires = "to")]
+    print_messages: bool,
+}
+
+pub fn fork(context: &Context, args: &ForkArgs) -> Result<()> {
+    let memory = context.memory()?;
+    let target = args.to.as_deref().map(parse_backend).transpose()?;
+    let forked = memory.fork(
+        &args.session,
+        args.at,
+        target.as_ref(),
+        &args.name,
+        &ForkOptions::default(),
+    )?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "forked into session {} ({} turns copied)",
+        forked.session.id, forked.copied_turns
+    )?;
+    for line in codeoid_core::fork::describe_lineage(memory.store(), &forked.session.id)? {
+        writeln!(out, "  {line}")?;
+    }
+    if let Some(handoff) = &forked.handoff {
+        writeln!(
+            out,
+            "handoff to {}: {} turns verbatim, {} left in memory, budget {} of a {}-token window",
+            handoff.backend.format,
+            handoff.turns.len(),
+            handoff.omitted_turns(),
+            handoff.budget_tokens,
+            handoff.context_window.tokens
+        )?;
+        for loss in &handoff.losses {
+            writeln!(out, "  loss: {loss}")?;
+        }
+        if args.print_messages {
+            writeln!(out, "{}", serde_json::to_string_pretty(&handoff.messages)?)?;
+        }
+    }
+    Ok(())
+}
+
+fn parse_backend(spec: &str) -> Result<Backend> {
+    let (format, model) = match spec.split_once(':') {
+        Some((format, model)) => (format, Some(model)),
+        None => (spec, None),
+    };
+    let mut backend = Backend::new(format.parse::<Format>()?);
+    if let Some(model) = model.filter(|m| !m.is_empty()) {
+        backend = backend.with_model(model);
+    }
+    Ok(backend)
+}

@@ -1,0 +1,230 @@
+//! End-to-end tests of the `codeoid` binary: every command run as a user would, against a store
+//! file in a temporary directory and the real logs in `../shared/evaldata`.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("store/codeoid.db")
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn codeoid(&self, args: &[&str]) -> Output {
+        self.codeoid_in(self.dir.path(), args, None)
+    }
+
+    fn codeoid_in(&self, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codeoid"));
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env("CODEOID_DB", self.db())
+            .env("HOME", self.home())
+            .env_remove("CODEOID_SESSION")
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        if let Some(text) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        child.wait_with_output().unwrap()
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn evaldata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata")
+}
+
+#[test]
+fn quickstart_without_logs_records_the_demo_and_shows_memory() {
+    let env = Env::new();
+    let first = stdout(&env.codeoid(&["quickstart"]));
+    assert!(first.contains("recording a demo session"), "{first}");
+    assert!(first.contains("# Memory Index — demo-workspace"), "{first}");
+    assert!(first.contains("tool_call: Bash(cargo test)"), "{first}");
+    assert!(first.contains("compressed by rule cargo-test"), "{first}");
+    assert!(
+        first.contains("test parser::tests::nested_arrays ... FAILED"),
+        "{first}"
+    );
+    let again = stdout(&env.codeoid(&["quickstart"]));
+    let count = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("workspace ws_"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        count(&first),
+        count(&again),
+        "a second quickstart must add nothing"
+    );
+}
+
+#[test]
+fn quickstart_imports_claude_code_logs_when_the_machine_has_them() {
+    let env = Env::new();
+    let projects = env.home().join(".claude/projects/demo-project");
+    std::fs::create_dir_all(&projects).unwrap();
+    std::fs::copy(
+        evaldata().join("claude-code-sessions/spotter/tool_heavy.jsonl"),
+        projects.join("tool_heavy.jsonl"),
+    )
+    .unwrap();
+    let out = stdout(&env.codeoid(&["quickstart"]));
+    assert!(out.contains("importing"), "{out}");
+    assert!(out.contains("1 sessions new"), "{out}");
+    assert!(!out.contains("demo session"), "{out}");
+}
+
+#[test]
+fn import_timeline_show_and_fork_on_a_real_log() {
+    let env = Env::new();
+    let log = evaldata().join("claude-code-sessions/spotter/short.jsonl");
+    let imported = stdout(&env.codeoid(&["import", log.to_str().unwrap()]));
+    assert!(imported.contains("1 sessions new"), "{imported}");
+    let again = stdout(&env.codeoid(&["import", log.to_str().unwrap()]));
+    assert!(again.contains("0 turns added"), "{again}");
+
+    let stats = stdout(&env.codeoid(&["stats"]));
+    let ws = stats
+        .lines()
+        .find(|l| l.starts_with("ws_"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let timeline = stdout(&env.codeoid(&["-w", &ws, "timeline", "-n", "60"]));
+    let id = timeline
+        .lines()
+        .find_map(|l| l.split("(episode_id: ").nth(1))
+        .unwrap()
+        .trim_end_matches(')')
+        .to_string();
+    let raw = stdout(&env.codeoid(&["-w", &ws, "show", &id, "--raw"]));
+    assert!(!raw.is_empty());
+    let text = stdout(&env.codeoid(&["-w", &ws, "show", &id]));
+    assert!(text.contains(&format!("- episode_id: {id}")), "{text}");
+    assert!(
+        text.ends_with(&format!("{raw}\n")),
+        "the model-facing text ends with the exact bytes"
+    );
+
+    let sessions = stdout(&env.codeoid(&["-w", &ws, "sessions"]));
+    let session = sessions.split_whitespace().nth(1).unwrap().to_string();
+    let forked = stdout(&env.codeoid(&[
+        "-w",
+        &ws,
+        "fork",
+        &session,
+        "--name",
+        "try openai",
+        "--to",
+        "openai_chat:gpt-5",
+    ]));
+    assert!(forked.contains("forked into session"), "{forked}");
+    assert!(forked.contains("handoff to openai_chat"), "{forked}");
+    let listed = stdout(&env.codeoid(&["-w", &ws, "sessions"]));
+    assert!(listed.contains("\"try openai\", fork of"), "{listed}");
+}
+
+#[test]
+fn errors_name_the_problem_and_exit_nonzero() {
+    let env = Env::new();
+    let missing = env.codeoid(&["import", "/definitely/not/here"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/definitely/not/here"));
+    let unknown = env.codeoid(&["show", "ep_0000000000000000"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("not found"));
+    let bad_ws = env.codeoid(&["-w", "ws_0000000000000000", "timeline"]);
+    assert_eq!(bad_ws.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad_ws.stderr).contains("codeoid stats"));
+}
+
+#[test]
+fn run_keeps_exit_code_and_stderr_and_stores_the_raw_output() {
+    let env = Env::new();
+    let project = env.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let command =
+        "for i in $(seq 1 500); do echo line $i of a long log; done; echo boom >&2; exit 4";
+    let out = env.codeoid_in(&project, &["run", "--", command], None);
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.stderr, b"boom\n");
+    let shown = String::from_utf8(out.stdout).unwrap();
+    let id = shown
+        .split("get_episode(\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("compressed output names its episode")
+        .to_string();
+    let raw = env.codeoid_in(&project, &["show", &id, "--blob", "stdout"], None);
+    let expected: String = (1..=500)
+        .map(|i| format!("line {i} of a long log\n"))
+        .collect();
+    assert_eq!(String::from_utf8(raw.stdout).unwrap(), expected);
+}
+
+#[test]
+fn the_claude_code_hook_rewrites_bash_calls_with_the_session() {
+    let env = Env::new();
+    let input = r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","session_id":"abc-123","cwd":"/tmp","tool_input":{"command":"cargo test","description":"tests"}}"#;
+    let out = env.codeoid_in(env.dir.path(), &["hook", "claude-code"], Some(input));
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let command = answer["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        command.ends_with(" run --session 'abc-123' -- 'cargo test'"),
+        "{command}"
+    );
+    assert_eq!(
+        answer["hookSpecificOutput"]["updatedInput"]["description"],
+        "tests"
+    );
+    let garbage = env.codeoid_in(env.dir.path(), &["hook", "claude-code"], Some("not json"));
+    assert_eq!(garbage.status.code(), Some(1));
+    let settings: serde_json::Value =
+        serde_json::from_str(&stdout(&env.codeoid(&["hook", "claude-code-settings"]))).unwrap();
+    assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+}

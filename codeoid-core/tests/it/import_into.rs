@@ -1,0 +1,588 @@
+//! Importing real logs into a real store file: every spotter session lands in its workspace with
+//! one episode per tool call; importing again adds nothing (row for row); a log imported while it
+//! was still being written, cut at any line or inside a line, and imported again once complete,
+//! leaves exactly the store one import of the complete log leaves; the Codex, Gemini CLI and
+//! SWE-agent fixtures import too; sessions that cannot be placed are skipped and reported.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use codeoid_core::ErrorKind;
+use codeoid_core::canonical::{EpisodeKind, EpisodeStatus, Part};
+use codeoid_core::import::{self, ImportOptions, ImportSummary, SessionKind};
+use codeoid_core::store::{LineageKind, Store, WorkspaceSource, workspace_id};
+use serde_json::Value;
+
+use crate::store_rows::{Scope, assert_same, counts, dump};
+
+fn evaldata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata")
+}
+
+fn spotter() -> PathBuf {
+    evaldata().join("claude-code-sessions/spotter")
+}
+
+/// Finish every session, whatever its age.
+fn finishing() -> ImportOptions {
+    ImportOptions {
+        finish_after: Some(Duration::ZERO),
+        ..ImportOptions::default()
+    }
+}
+
+fn import(store: &Store, path: &Path, options: &ImportOptions) -> ImportSummary {
+    import::import_into(store, path, options, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.full_message()))
+}
+
+fn open(dir: &Path) -> (PathBuf, Store) {
+    let db = dir.join("codeoid.db");
+    let store = Store::open(&db).unwrap();
+    (db, store)
+}
+
+#[test]
+fn the_spotter_folder_imports_into_a_real_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let mut progress = 0;
+    let summary = import::import_into(&store, &spotter(), &ImportOptions::default(), &mut |_| {
+        progress += 1
+    })
+    .unwrap();
+    assert_eq!(progress, 13, "before the first file and after each of 12");
+    assert_eq!(summary.report.files, 12);
+    assert_eq!(summary.report.malformed_lines_skipped, 0);
+    assert_eq!(
+        (summary.sessions_new, summary.sessions_skipped),
+        (12, 0),
+        "{:?}",
+        summary.skipped_sessions
+    );
+    assert_eq!(summary.turns_added, 510 + 482);
+    assert_eq!(summary.turns_unchanged + summary.turns_replaced, 0);
+    // The logs are from months ago: every session is over, so every one is finished.
+    assert_eq!(summary.sessions_finished, 12);
+
+    // Independently: the readers' sessions, compared with what the store holds.
+    let read = import::read_path(&spotter()).unwrap();
+    let mut episodes_total = 0;
+    for session in &read.sessions {
+        let stored = store.session(&session.session_id).unwrap();
+        assert_eq!(stored.turn_count, session.turns.len() as u64);
+        assert!(stored.finished_at.is_some());
+        let cwd = session.cwd.as_ref().unwrap();
+        // The recorded directory is not on this machine: it is its own, stable identity.
+        assert!(!cwd.exists());
+        assert_eq!(
+            stored.workspace_id,
+            workspace_id("", &cwd.to_string_lossy())
+        );
+        let turns = store.turns(&stored.id, ..).unwrap();
+        for (stored_turn, turn) in turns.iter().zip(&session.turns) {
+            assert_eq!(&stored_turn.turn, turn, "turns are stored verbatim");
+        }
+        let usage = store.usage_totals(&stored.id).unwrap();
+        let stats = session.stats();
+        assert_eq!(usage.calls, stats.usage_calls);
+        assert_eq!(usage.input_tokens, stats.input_tokens);
+        assert_eq!(usage.output_tokens, stats.output_tokens);
+        assert_eq!(usage.cache_read_tokens, stats.cache_read_tokens);
+        assert_eq!(
+            usage.primary_calls,
+            if session.kind == SessionKind::Main {
+                stats.usage_calls
+            } else {
+                0
+            }
+        );
+        // One tool_call episode per call, none for anything else; results without a call
+        // (from before a compaction) are kept as their own episodes.
+        let mut calls = HashSet::new();
+        let mut results = HashSet::new();
+        for turn in &session.turns {
+            for part in &turn.parts {
+                match part {
+                    Part::ToolCall(c) => {
+                        calls.insert(c.id.clone());
+                    }
+                    Part::ToolResult(r) => {
+                        results.insert(r.call_id.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let headers = store.session_episodes(&stored.id).unwrap();
+        episodes_total += headers.len();
+        let tool_episodes: Vec<_> = headers
+            .iter()
+            .filter(|h| h.kind == EpisodeKind::ToolCall)
+            .collect();
+        let orphans = results.difference(&calls).count();
+        assert_eq!(tool_episodes.len(), calls.len() + orphans, "{}", stored.id);
+        let with_call: HashSet<_> = tool_episodes
+            .iter()
+            .filter_map(|h| h.call_id.clone())
+            .filter(|id| calls.contains(id))
+            .collect();
+        assert_eq!(with_call, calls);
+        let cancelled = tool_episodes
+            .iter()
+            .filter(|h| h.status == EpisodeStatus::Cancelled)
+            .count();
+        assert!(cancelled <= calls.difference(&results).count());
+
+        match session.kind {
+            SessionKind::Main => assert!(stored.lineage.is_none()),
+            _ => {
+                let lineage = stored.lineage.clone().unwrap();
+                assert_eq!(lineage.kind, LineageKind::Subagent);
+                assert_eq!(
+                    Some(&lineage.parent_session_id),
+                    session.parent_session_id.as_ref()
+                );
+                if let Some(call) = &session.parent_tool_call_id {
+                    // The lineage points at the parent turn that holds the Task call.
+                    let at = lineage.at_turn.unwrap();
+                    let parent_turn =
+                        &store.turns(&lineage.parent_session_id, at..=at).unwrap()[0].turn;
+                    assert!(
+                        parent_turn
+                            .parts
+                            .iter()
+                            .any(|p| matches!(p, Part::ToolCall(c) if &c.id == call))
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(summary.episodes_added, episodes_total as u64);
+    store.integrity_check().unwrap();
+}
+
+#[test]
+fn importing_again_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, store) = open(dir.path());
+    import(&store, &spotter(), &finishing());
+    let before = dump(&db, &Scope::All);
+    let counted = counts(&db);
+    for options in [finishing(), ImportOptions::default()] {
+        let again = import(&store, &spotter(), &options);
+        assert_eq!(
+            (
+                again.sessions_new,
+                again.sessions_updated,
+                again.sessions_unchanged
+            ),
+            (0, 0, 12)
+        );
+        assert_eq!((again.turns_added, again.turns_unchanged), (0, 992));
+        assert_eq!((again.episodes_added, again.episodes_removed), (0, 0));
+        assert_eq!(counts(&db), counted);
+        assert_same(&dump(&db, &Scope::All), &before, "second import");
+    }
+    // A subagent's log imported alone, without its parent: nothing changes either, the link to
+    // the parent's call included.
+    let agent =
+        spotter().join("4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl");
+    let alone = import(&store, &agent, &finishing());
+    assert_eq!((alone.sessions_unchanged, alone.turns_added), (1, 0));
+    assert_same(&dump(&db, &Scope::All), &before, "subagent imported alone");
+}
+
+/// Line-oriented prefixes of `text`: the first `k` lines, and when `mid_line` the first `k`
+/// lines plus half of the next (a line still being written).
+fn prefix(lines: &[&str], k: usize, mid_line: bool) -> String {
+    let mut out: String = lines[..k].iter().map(|l| format!("{l}\n")).collect();
+    if mid_line && k < lines.len() {
+        let next = lines[k];
+        let mut cut = next.len() / 2;
+        while !next.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.push_str(&next[..cut]);
+    }
+    out
+}
+
+/// The places where a Claude Code log is most likely to be caught mid-write: inside a response
+/// split over lines, between a call and its result, between two results, before an assistant
+/// line that continues a response after results.
+fn risky_cuts(lines: &[&str]) -> Vec<usize> {
+    let parsed: Vec<Option<Value>> = lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+    let kind = |i: usize| -> (Option<String>, Option<String>, bool, bool) {
+        let v = parsed[i].as_ref();
+        let t = v.and_then(|v| v["type"].as_str()).map(str::to_owned);
+        let message = v.map(|v| &v["message"]);
+        let id = message.and_then(|m| m["id"].as_str()).map(str::to_owned);
+        let blocks = message
+            .and_then(|m| m["content"].as_array())
+            .cloned()
+            .unwrap_or_default();
+        let has = |ty: &str| blocks.iter().any(|b| b["type"] == ty);
+        (t, id, has("tool_use"), has("tool_result"))
+    };
+    let mut cuts = Vec::new();
+    for k in 1..lines.len() {
+        let (t0, id0, use0, result0) = kind(k - 1);
+        let (t1, id1, _, result1) = kind(k);
+        let split = t0.as_deref() == Some("assistant") && id0.is_some() && id0 == id1;
+        let call_then_result = use0 && result1;
+        let two_results = result0 && result1;
+        let resumed = t1.as_deref() == Some("assistant")
+            && (0..k)
+                .rev()
+                .take_while(|&j| kind(j).0.as_deref() != Some("assistant"))
+                .any(|j| kind(j).3)
+            && (0..k)
+                .rev()
+                .find(|&j| kind(j).0.as_deref() == Some("assistant"))
+                .is_some_and(|j| kind(j).1 == id1);
+        if split || call_then_result || two_results || resumed {
+            cuts.push(k);
+        }
+    }
+    cuts
+}
+
+/// Imports `rel` (under `root`) cut at each of `cuts`, then whole, into fresh stores, and checks
+/// each against one import of the whole log. Returns how many stored turns the second imports
+/// replaced in all, so callers can check the cuts did catch turns mid-write.
+fn check_growing(root: &Path, rel: &str, cuts: &[(usize, bool)], options: &ImportOptions) -> u64 {
+    let text = std::fs::read_to_string(root.join(rel)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let whole_dir = tempfile::tempdir().unwrap();
+    let log = whole_dir.path().join(rel);
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, &text).unwrap();
+    let (db, store) = open(whole_dir.path());
+    import(&store, &log, options);
+    drop(store);
+    let expected = dump(&db, &Scope::All);
+
+    let mut replaced = 0;
+    for &(k, mid_line) in cuts {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join(rel);
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let (db, store) = open(dir.path());
+        std::fs::write(&log, prefix(&lines, k, mid_line)).unwrap();
+        let first = import(&store, &log, options);
+        assert_eq!(
+            first.report.malformed_lines_skipped,
+            u64::from(mid_line && k < lines.len()),
+            "a half-written line is skipped and reported"
+        );
+        std::fs::write(&log, &text).unwrap();
+        replaced += import(&store, &log, options).turns_replaced;
+        drop(store);
+        assert_same(
+            &dump(&db, &Scope::All),
+            &expected,
+            &format!("{rel} cut after line {k} (mid-line {mid_line})"),
+        );
+    }
+    replaced
+}
+
+#[test]
+fn a_log_imported_while_written_ends_as_if_imported_once_at_every_cut() {
+    let root = spotter();
+    let no_finish = ImportOptions {
+        finish_after: None,
+        ..ImportOptions::default()
+    };
+    // Every line and every half line of two short logs; with and without finishing (which a
+    // later import must undo) for one of them.
+    for (rel, both) in [("tool_heavy.jsonl", true), ("short.jsonl", false)] {
+        let n = std::fs::read_to_string(root.join(rel))
+            .unwrap()
+            .lines()
+            .count();
+        let cuts: Vec<(usize, bool)> = (1..n).flat_map(|k| [(k, false), (k, true)]).collect();
+        let replaced = check_growing(&root, rel, &cuts, &finishing());
+        assert!(
+            replaced > 0,
+            "{rel}: some cut must leave a turn that changes later"
+        );
+        if both {
+            check_growing(&root, rel, &cuts, &no_finish);
+        }
+    }
+    // Every risky point of a log whose responses continue after their results.
+    let rel = "subagent.jsonl";
+    let text = std::fs::read_to_string(root.join(rel)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cuts: Vec<(usize, bool)> = risky_cuts(&lines).into_iter().map(|k| (k, false)).collect();
+    assert!(cuts.len() > 20, "{}", cuts.len());
+    assert!(check_growing(&root, rel, &cuts, &finishing()) > 0);
+}
+
+#[test]
+fn a_long_log_cut_inside_responses_and_between_calls_and_results_ends_as_if_imported_once() {
+    let root = spotter();
+    for rel in [
+        "4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+        "4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl",
+    ] {
+        let text = std::fs::read_to_string(root.join(rel)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let risky = risky_cuts(&lines);
+        assert!(risky.len() > 20, "{rel}: {} risky cuts", risky.len());
+        // A spread of them, and one cut inside a line.
+        let step = risky.len() / 6;
+        let mut cuts: Vec<(usize, bool)> =
+            risky.iter().step_by(step).map(|&k| (k, false)).collect();
+        cuts.push((risky[risky.len() / 2], true));
+        assert!(check_growing(&root, rel, &cuts, &finishing()) > 0, "{rel}");
+    }
+}
+
+#[test]
+fn the_codex_gemini_and_swe_agent_fixtures_import_into_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, store) = open(dir.path());
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let options = ImportOptions {
+        fallback_dir: Some(project.clone()),
+        ..ImportOptions::default()
+    };
+    for folder in ["codex-gemini-fixtures", "swe-agent-trajectories"] {
+        let path = evaldata().join(folder);
+        let read = import::read_path(&path).unwrap();
+        let summary = import(&store, &path, &options);
+        let with_turns: Vec<_> = read
+            .sessions
+            .iter()
+            .filter(|s| !s.turns.is_empty())
+            .collect();
+        assert_eq!(summary.sessions_new, with_turns.len() as u64, "{folder}");
+        assert_eq!(
+            summary.sessions_empty,
+            (read.sessions.len() - with_turns.len()) as u64
+        );
+        let turns = read.report.turns.user_turns + read.report.turns.assistant_turns;
+        assert_eq!(summary.turns_added, turns, "{folder}");
+        assert_eq!(
+            summary.sessions_skipped, 0,
+            "{:?}",
+            summary.skipped_sessions
+        );
+        for session in with_turns {
+            let stored = store.session(&session.session_id).unwrap();
+            assert_eq!(stored.turn_count, session.turns.len() as u64);
+            assert_eq!(stored.provider, session.provider);
+            if session.cwd.is_none() {
+                // Gemini CLI and SWE-agent name no directory: the fallback workspace.
+                let root = store
+                    .workspaces()
+                    .unwrap()
+                    .into_iter()
+                    .find(|w| w.id == stored.workspace_id)
+                    .unwrap()
+                    .root;
+                assert_eq!(Path::new(&root), project.canonicalize().unwrap());
+            }
+            assert!(!store.session_episodes(&stored.id).unwrap().is_empty());
+        }
+        let before = dump(&db, &Scope::All);
+        let again = import(&store, &path, &options);
+        assert_eq!(
+            (again.turns_added, again.sessions_updated),
+            (0, 0),
+            "{folder}"
+        );
+        assert_same(&dump(&db, &Scope::All), &before, folder);
+    }
+}
+
+/// A one-prompt Claude Code log whose working directory is `cwd`.
+fn tiny_log(session_id: &str, cwd: &str, prompt_uuid: &str) -> String {
+    let line = |t: &str, uuid: &str, message: Value| {
+        serde_json::json!({
+            "type": t, "uuid": uuid, "sessionId": session_id, "cwd": cwd,
+            "timestamp": "2026-01-05T10:00:00Z", "message": message
+        })
+        .to_string()
+    };
+    [
+        line(
+            "user",
+            prompt_uuid,
+            serde_json::json!({"role": "user", "content": "hello"}),
+        ),
+        line(
+            "assistant",
+            &format!("{prompt_uuid}-a"),
+            serde_json::json!({"id": format!("msg_{prompt_uuid}"), "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "hi"}]}),
+        ),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn workspaces_follow_the_recorded_directory_an_override_or_the_fallback() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    // A directory that exists here, inside a git repository: resolved through git.
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    let here = dir.path().join("here.jsonl");
+    std::fs::write(
+        &here,
+        tiny_log("s-here", &repo.join("sub").to_string_lossy(), "u1"),
+    )
+    .unwrap();
+    import(&store, &here, &ImportOptions::default());
+    let stored = store.session("s-here").unwrap();
+    let ws = codeoid_core::store::Workspace::resolve(&repo).unwrap();
+    assert_eq!(ws.source(), WorkspaceSource::Git);
+    assert_eq!(stored.workspace_id, ws.id());
+    assert_eq!(stored.root, repo.canonicalize().unwrap());
+
+    // A Windows directory of another machine: its text is the identity.
+    let windows = dir.path().join("windows.jsonl");
+    std::fs::write(&windows, tiny_log("s-win", r"C:\Users\dev\proj", "u2")).unwrap();
+    import(&store, &windows, &ImportOptions::default());
+    assert_eq!(
+        store.session("s-win").unwrap().workspace_id,
+        workspace_id("", r"C:\Users\dev\proj")
+    );
+
+    // An override puts everything in one workspace; the tenant separates memories.
+    let other = dir.path().join("other.jsonl");
+    std::fs::write(&other, tiny_log("s-other", "/elsewhere/proj", "u3")).unwrap();
+    let options = ImportOptions {
+        tenant: "acme".into(),
+        workspace_dir: Some(repo.clone()),
+        ..ImportOptions::default()
+    };
+    import(&store, &other, &options);
+    let acme = codeoid_core::store::Workspace::resolve_for_tenant(&repo, "acme").unwrap();
+    assert_eq!(store.session("s-other").unwrap().workspace_id, acme.id());
+    assert_ne!(acme.id(), ws.id());
+
+    // The same session id in another workspace is skipped and reported, never moved.
+    let moved = import(&store, &here, &options);
+    assert_eq!(moved.sessions_skipped, 1);
+    assert!(
+        moved.skipped_sessions[0].reason.contains("already exists"),
+        "{:?}",
+        moved.skipped_sessions
+    );
+    assert_eq!(store.session("s-here").unwrap().workspace_id, ws.id());
+}
+
+#[test]
+fn sessions_that_cannot_be_placed_or_would_replace_another_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, store) = open(dir.path());
+    // SWE-agent runs name no directory; without a fallback there is nowhere to put them.
+    let swe = evaldata().join("swe-agent-trajectories");
+    let summary = import(&store, &swe, &ImportOptions::default());
+    assert_eq!((summary.sessions_new, summary.sessions_skipped), (0, 3));
+    assert!(summary.skipped_sessions[0].reason.contains("fallback"));
+    assert_eq!(counts(&db)[0], ("sessions".to_owned(), 0));
+
+    // Another conversation under a known id does not replace the stored one.
+    let first = dir.path().join("first.jsonl");
+    std::fs::write(&first, tiny_log("s-1", "/p", "u1")).unwrap();
+    import(&store, &first, &ImportOptions::default());
+    let before = dump(&db, &Scope::All);
+    let second = dir.path().join("second.jsonl");
+    std::fs::write(&second, tiny_log("s-1", "/p", "u9")).unwrap();
+    let summary = import(&store, &second, &ImportOptions::default());
+    assert_eq!(summary.sessions_skipped, 1);
+    assert!(
+        summary.skipped_sessions[0]
+            .reason
+            .contains("another conversation")
+    );
+    assert_same(&dump(&db, &Scope::All), &before, "after a conflicting log");
+
+    // Two files of one folder claiming one session: the second is left out.
+    let folder = dir.path().join("twice");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("a.jsonl"), tiny_log("s-2", "/p", "u5")).unwrap();
+    std::fs::write(folder.join("b.jsonl"), tiny_log("s-2", "/p", "u5")).unwrap();
+    let summary = import(&store, &folder, &ImportOptions::default());
+    assert_eq!((summary.sessions_new, summary.sessions_skipped), (1, 1));
+    assert!(
+        summary.skipped_sessions[0]
+            .reason
+            .contains("already imported from")
+    );
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let options = ImportOptions {
+        batch_turns: 0,
+        ..ImportOptions::default()
+    };
+    let err = import::import_into(&store, &spotter(), &options, &mut |_| {}).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.message().contains("batch_turns is 0"), "{err}");
+    let missing = dir.path().join("nope.jsonl");
+    let err =
+        import::import_into(&store, &missing, &ImportOptions::default(), &mut |_| {}).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    let notes = dir.path().join("notes.json");
+    std::fs::write(&notes, "{\"hello\": 1}").unwrap();
+    let err =
+        import::import_into(&store, &notes, &ImportOptions::default(), &mut |_| {}).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Import);
+}
+
+#[test]
+fn a_recent_log_stays_open_until_it_is_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let root = spotter();
+    let text = std::fs::read_to_string(root.join("tool_heavy.jsonl")).unwrap();
+    // The same log, as if written a minute ago.
+    let now = chrono::Utc::now() - chrono::Duration::minutes(1);
+    let recent: String = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v.get("timestamp").is_some() {
+                v["timestamp"] = Value::String(now.to_rfc3339());
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    let log = dir.path().join("live.jsonl");
+    std::fs::write(&log, recent).unwrap();
+    let summary = import(&store, &log, &ImportOptions::default());
+    assert_eq!(summary.sessions_finished, 0);
+    let id = import::read_path(&log).unwrap().sessions[0]
+        .session_id
+        .clone();
+    assert!(store.session(&id).unwrap().finished_at.is_none());
+    let summary = import(&store, &log, &finishing());
+    assert_eq!(
+        (summary.sessions_finished, summary.sessions_updated),
+        (1, 1)
+    );
+    let per_kind: HashMap<EpisodeKind, usize> =
+        store
+            .session_episodes(&id)
+            .unwrap()
+            .iter()
+            .fold(HashMap::new(), |mut m, h| {
+                *m.entry(h.kind).or_default() += 1;
+                m
+            });
+    assert!(per_kind[&EpisodeKind::ToolCall] > 0);
+}
