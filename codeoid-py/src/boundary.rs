@@ -56,6 +56,8 @@ fn panicked(py: Python<'_>, payload: &(dyn Any + Send)) -> PyErr {
     errors::new_err(
         py,
         ErrorKind::Internal,
-        format!("codeoid panicked: {what}; this is a bug, please report it with the call that caused it"),
+        format!(
+            "codeoid panicked: {what}; this is a bug, please report it with the call that caused it"
+        ),
     )
 }

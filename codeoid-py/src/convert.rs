@@ -32,7 +32,9 @@ fn convert(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<
     if depth > MAX_DEPTH {
         return Err(errors::invalid_input(
             py,
-            format!("{path} is nested deeper than {MAX_DEPTH} levels; JSON values must be shallower (is a list inside itself?)"),
+            format!(
+                "{path} is nested deeper than {MAX_DEPTH} levels; JSON values must be shallower (is a list inside itself?)"
+            ),
         ));
     }
     if obj.is_none() {
@@ -50,13 +52,18 @@ fn convert(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<
         }
         return Err(errors::invalid_input(
             py,
-            format!("{path} is an integer outside the 64-bit range; JSON numbers here must fit in 64 bits"),
+            format!(
+                "{path} is an integer outside the 64-bit range; JSON numbers here must fit in 64 bits"
+            ),
         ));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         let value = f.value();
         return Number::from_f64(value).map(Value::Number).ok_or_else(|| {
-            errors::invalid_input(py, format!("{path} is {value}; JSON has no NaN or infinity"))
+            errors::invalid_input(
+                py,
+                format!("{path} is {value}; JSON has no NaN or infinity"),
+            )
         });
     }
     if let Ok(s) = obj.cast::<PyString>() {
@@ -115,7 +122,9 @@ pub(crate) fn text(s: &Bound<'_, PyString>, path: &str) -> PyResult<String> {
         Ok(text) => Ok(text.to_owned()),
         Err(_) => Err(errors::invalid_input(
             s.py(),
-            format!("{path} is not valid Unicode (it holds a lone surrogate); pass text that encodes to UTF-8"),
+            format!(
+                "{path} is not valid Unicode (it holds a lone surrogate); pass text that encodes to UTF-8"
+            ),
         )),
     }
 }
@@ -187,7 +196,10 @@ pub(crate) fn turn_from_json(py: Python<'_>, value: Value, what: &str) -> PyResu
         )
     })?;
     turn.validate().map_err(|e| {
-        errors::invalid_input(py, format!("{what} is not a valid turn: {}", e.full_message()))
+        errors::invalid_input(
+            py,
+            format!("{what} is not a valid turn: {}", e.full_message()),
+        )
     })?;
     Ok(turn)
 }

@@ -182,7 +182,11 @@ pub(crate) fn class_of(py: Python<'_>, kind: ErrorKind) -> PyResult<Bound<'_, Py
     let index = ErrorKind::ALL
         .iter()
         .position(|k| *k == kind)
-        .or_else(|| ErrorKind::ALL.iter().position(|k| *k == ErrorKind::Internal))
+        .or_else(|| {
+            ErrorKind::ALL
+                .iter()
+                .position(|k| *k == ErrorKind::Internal)
+        })
         .unwrap_or(0);
     match classes.get(index) {
         Some(class) => Ok(class.bind(py).clone()),

@@ -3,7 +3,7 @@
 //!
 //! One file per area, each adding its own `#[pymethods]` block to `Memory`:
 //! - `memory`: the `Memory` class, opening, `close()`, the context manager, properties;
-//! - `sessions`, `record`, `reads`, `rotation`, `index`, `compress`: the methods and their
+//! - `sessions`, `record`, `reads`, `rotation`, `index`, `compress`, `lineage`: the methods and their
 //!   frozen result classes;
 //! - `translate`: provider messages ⇄ canonical turns;
 //! - `errors`: core error kinds → the `codeoid.CodeoidError` hierarchy;
@@ -17,6 +17,7 @@ mod compress;
 mod convert;
 mod errors;
 mod index;
+mod lineage;
 mod memory;
 mod reads;
 mod record;
@@ -53,6 +54,9 @@ fn _codeoid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rotation::Seed>()?;
     m.add_class::<compress::Compressed>()?;
     m.add_class::<compress::RunOutput>()?;
+    m.add_class::<lineage::ImportSummary>()?;
+    m.add_class::<lineage::Forked>()?;
+    m.add_class::<lineage::Handoff>()?;
     m.add_function(wrap_pyfunction!(default_store_path, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_error, m)?)?;

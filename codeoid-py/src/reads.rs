@@ -288,7 +288,9 @@ impl PyMemory {
             limit,
             before,
         };
-        detached(py, move || memory.timeline_text(session_id.as_deref(), &query))
+        detached(py, move || {
+            memory.timeline_text(session_id.as_deref(), &query)
+        })
     }
 
     /// The exact bytes of raw blob `blob_id` (see `Episode.blobs`). `NotFoundError` when no

@@ -93,7 +93,11 @@ impl TurnOutcome {
             self.turn_id,
             self.seq,
             self.episode_ids,
-            if self.rotation.is_some() { "True" } else { "False" }
+            if self.rotation.is_some() {
+                "True"
+            } else {
+                "False"
+            }
         )
     }
 }

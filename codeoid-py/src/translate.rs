@@ -30,7 +30,11 @@ const GEMINI_GENERATED_PREFIX: &str = "gemini_call_0_";
 const GEMINI_CONTEXT_SCAN: u64 = 16;
 
 /// The backend of `format` served by `provider` (default: the format's vendor) with `model`.
-pub(crate) fn backend(format: &str, provider: Option<String>, model: Option<String>) -> Result<Backend> {
+pub(crate) fn backend(
+    format: &str,
+    provider: Option<String>,
+    model: Option<String>,
+) -> Result<Backend> {
     let mut backend = Backend::new(format.parse::<Format>()?);
     if let Some(provider) = provider {
         backend = backend.with_provider(provider);
@@ -140,7 +144,11 @@ fn gemini_turns(
     Ok(turns)
 }
 
-fn latest_assistant_turn(memory: &Memory, session_id: &str, turn_count: u64) -> Result<Option<Turn>> {
+fn latest_assistant_turn(
+    memory: &Memory,
+    session_id: &str,
+    turn_count: u64,
+) -> Result<Option<Turn>> {
     let start = turn_count.saturating_sub(GEMINI_CONTEXT_SCAN);
     let turns = memory.store().turns(session_id, start..turn_count)?;
     Ok(turns
