@@ -10,6 +10,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 use crate::boundary::detached;
 use crate::convert;
 use crate::memory::PyMemory;
+use crate::repr;
 
 /// A command's stdout as compressed by one rule.
 #[pyclass(frozen, get_all, eq, module = "codeoid")]
@@ -54,9 +55,13 @@ impl Compressed {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Compressed(rule={:?}, bytes_in={}, bytes_out={})",
-            self.rule, self.bytes_in, self.bytes_out
+        repr::fields(
+            "Compressed",
+            &[
+                ("rule", &self.rule),
+                ("bytes_in", &self.bytes_in),
+                ("bytes_out", &self.bytes_out),
+            ],
         )
     }
 }
@@ -124,11 +129,13 @@ impl RunOutput {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "RunOutput(exit_code={}, episode_id={:?}, stdout=<{} bytes>)",
-            self.exit_code,
-            self.episode_id,
-            self.stdout.len()
+        repr::fields(
+            "RunOutput",
+            &[
+                ("exit_code", &self.exit_code),
+                ("episode_id", &self.episode_id),
+                ("stdout_len", &self.stdout.len()),
+            ],
         )
     }
 }

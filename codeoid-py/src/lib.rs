@@ -21,6 +21,7 @@ mod lineage;
 mod memory;
 mod reads;
 mod record;
+mod repr;
 mod rotation;
 mod sessions;
 mod translate;

@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::boundary::detached;
 use crate::convert;
 use crate::memory::PyMemory;
+use crate::repr;
 use crate::sessions::{Lineage, Session};
 use crate::translate::{backend, turns_to_py};
 
@@ -68,9 +69,14 @@ impl ImportSummary {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "ImportSummary(sessions_new={}, sessions_updated={}, turns_added={}, episodes_added={})",
-            self.sessions_new, self.sessions_updated, self.turns_added, self.episodes_added
+        repr::fields(
+            "ImportSummary",
+            &[
+                ("sessions_new", &self.sessions_new),
+                ("sessions_updated", &self.sessions_updated),
+                ("turns_added", &self.turns_added),
+                ("episodes_added", &self.episodes_added),
+            ],
         )
     }
 }
@@ -170,11 +176,13 @@ impl Handoff {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Handoff(format={:?}, turns={}, omitted_turns={})",
-            self.inner.backend.format.name(),
-            self.inner.turns.len(),
-            self.inner.omitted_turns()
+        repr::fields(
+            "Handoff",
+            &[
+                ("format", &self.inner.backend.format.name()),
+                ("turns", &self.inner.turns.len()),
+                ("omitted_turns", &self.inner.omitted_turns()),
+            ],
         )
     }
 }
@@ -197,9 +205,12 @@ pub struct Forked {
 #[pymethods]
 impl Forked {
     fn __repr__(&self) -> String {
-        format!(
-            "Forked(session={:?}, copied_turns={})",
-            self.session.id, self.copied_turns
+        repr::fields(
+            "Forked",
+            &[
+                ("session_id", &self.session.id),
+                ("copied_turns", &self.copied_turns),
+            ],
         )
     }
 }

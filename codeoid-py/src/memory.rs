@@ -22,6 +22,7 @@ use pyo3::types::PyType;
 
 use crate::boundary::detached;
 use crate::errors;
+use crate::repr::Repr;
 
 /// The path that asks for a private in-memory store, as in `sqlite3`.
 const IN_MEMORY: &str = ":memory:";
@@ -254,8 +255,9 @@ impl PyMemory {
                     .path()
                     .map_or_else(|| IN_MEMORY.to_string(), |p| p.display().to_string());
                 format!(
-                    "<codeoid.Memory path={path:?} workspace={:?}>",
-                    memory.workspace().id()
+                    "<codeoid.Memory path={} workspace={}>",
+                    path.repr(),
+                    memory.workspace().id().repr()
                 )
             }
         }

@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::boundary::detached;
 use crate::memory::PyMemory;
+use crate::repr;
 
 /// A file path an episode touched, as given and relative to the workspace root.
 #[pyclass(frozen, get_all, eq, module = "codeoid")]
@@ -66,6 +67,30 @@ pub struct EpisodeHeader {
     pub token_estimate: u64,
 }
 
+#[pymethods]
+impl EpisodePath {
+    fn __repr__(&self) -> String {
+        repr::fields(
+            "EpisodePath",
+            &[("relative", &self.relative), ("access", &self.access)],
+        )
+    }
+}
+
+#[pymethods]
+impl BlobRef {
+    fn __repr__(&self) -> String {
+        repr::fields(
+            "BlobRef",
+            &[
+                ("role", &self.role),
+                ("blob_id", &self.blob_id),
+                ("len", &self.len),
+            ],
+        )
+    }
+}
+
 impl From<store::EpisodeHeader> for EpisodeHeader {
     fn from(h: store::EpisodeHeader) -> EpisodeHeader {
         EpisodeHeader {
@@ -87,9 +112,13 @@ impl From<store::EpisodeHeader> for EpisodeHeader {
 #[pymethods]
 impl EpisodeHeader {
     fn __repr__(&self) -> String {
-        format!(
-            "EpisodeHeader(id={:?}, kind={:?}, summary={:?})",
-            self.id, self.kind, self.summary
+        repr::fields(
+            "EpisodeHeader",
+            &[
+                ("id", &self.id),
+                ("kind", &self.kind),
+                ("summary", &self.summary),
+            ],
         )
     }
 }
@@ -171,12 +200,14 @@ impl From<StoredEpisode> for Episode {
 #[pymethods]
 impl Episode {
     fn __repr__(&self) -> String {
-        format!(
-            "Episode(id={:?}, kind={:?}, summary={:?}, content=<{} chars>)",
-            self.id,
-            self.kind,
-            self.summary,
-            self.content.chars().count()
+        repr::fields(
+            "Episode",
+            &[
+                ("id", &self.id),
+                ("kind", &self.kind),
+                ("summary", &self.summary),
+                ("content_len", &self.content.chars().count()),
+            ],
         )
     }
 }
@@ -215,10 +246,12 @@ impl TimelinePage {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "TimelinePage(<{} episodes>, more={})",
-            self.episodes.len(),
-            self.next.is_some()
+        repr::fields(
+            "TimelinePage",
+            &[
+                ("episodes", &self.episodes.len()),
+                ("more", &self.next.is_some()),
+            ],
         )
     }
 }

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use crate::boundary::detached;
 use crate::convert;
 use crate::memory::PyMemory;
+use crate::repr;
 use crate::rotation::{Rotation, RotationDecision};
 use crate::translate::{backend, message_turn, turns_to_py};
 
@@ -43,9 +44,13 @@ impl From<CoreRecorded> for Recorded {
 #[pymethods]
 impl Recorded {
     fn __repr__(&self) -> String {
-        format!(
-            "Recorded(turn_id={:?}, seq={}, episode_ids={:?})",
-            self.turn_id, self.seq, self.episode_ids
+        repr::fields(
+            "Recorded",
+            &[
+                ("turn_id", &self.turn_id),
+                ("seq", &self.seq),
+                ("episode_ids", &self.episode_ids),
+            ],
         )
     }
 }
@@ -88,16 +93,14 @@ impl From<CoreOutcome> for TurnOutcome {
 #[pymethods]
 impl TurnOutcome {
     fn __repr__(&self) -> String {
-        format!(
-            "TurnOutcome(turn_id={:?}, seq={}, episode_ids={:?}, rotated={})",
-            self.turn_id,
-            self.seq,
-            self.episode_ids,
-            if self.rotation.is_some() {
-                "True"
-            } else {
-                "False"
-            }
+        repr::fields(
+            "TurnOutcome",
+            &[
+                ("turn_id", &self.turn_id),
+                ("seq", &self.seq),
+                ("episode_ids", &self.episode_ids),
+                ("rotated", &self.rotation.is_some()),
+            ],
         )
     }
 }

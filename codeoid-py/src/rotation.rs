@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 
 use crate::boundary::detached;
 use crate::memory::PyMemory;
+use crate::repr;
 
 /// The rotation policy's verdict on a session's latest assistant turn.
 #[pyclass(frozen, get_all, eq, module = "codeoid")]
@@ -65,11 +66,13 @@ impl From<Decision> for RotationDecision {
 #[pymethods]
 impl RotationDecision {
     fn __repr__(&self) -> String {
-        format!(
-            "RotationDecision(should_rotate={}, reason={:?}, occupancy={:?})",
-            if self.should_rotate { "True" } else { "False" },
-            self.reason,
-            self.occupancy
+        repr::fields(
+            "RotationDecision",
+            &[
+                ("should_rotate", &self.should_rotate),
+                ("reason", &self.reason),
+                ("occupancy", &self.occupancy),
+            ],
         )
     }
 }
@@ -106,7 +109,10 @@ impl Seed {
     }
 
     fn __repr__(&self) -> String {
-        format!("Seed(rotation={}, kind={:?})", self.rotation, self.kind)
+        repr::fields(
+            "Seed",
+            &[("rotation", &self.rotation), ("kind", &self.kind)],
+        )
     }
 }
 
@@ -141,9 +147,12 @@ impl From<RotationOutcome> for Rotation {
 #[pymethods]
 impl Rotation {
     fn __repr__(&self) -> String {
-        format!(
-            "Rotation(count={}, backing_context_id={:?})",
-            self.count, self.backing_context_id
+        repr::fields(
+            "Rotation",
+            &[
+                ("count", &self.count),
+                ("backing_context_id", &self.backing_context_id),
+            ],
         )
     }
 }

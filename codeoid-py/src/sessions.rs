@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use crate::boundary::detached;
 use crate::memory::PyMemory;
+use crate::repr;
 
 /// Where a session descends from: a fork of another session, or a subagent it started.
 #[pyclass(frozen, get_all, eq, module = "codeoid")]
@@ -25,9 +26,13 @@ pub struct Lineage {
 #[pymethods]
 impl Lineage {
     fn __repr__(&self) -> String {
-        format!(
-            "Lineage(kind={:?}, parent_session_id={:?}, at_turn={:?})",
-            self.kind, self.parent_session_id, self.at_turn
+        repr::fields(
+            "Lineage",
+            &[
+                ("kind", &self.kind),
+                ("parent_session_id", &self.parent_session_id),
+                ("at_turn", &self.at_turn),
+            ],
         )
     }
 }
@@ -71,9 +76,14 @@ pub struct Session {
 #[pymethods]
 impl Session {
     fn __repr__(&self) -> String {
-        format!(
-            "Session(id={:?}, name={:?}, turn_count={}, rotation_count={})",
-            self.id, self.name, self.turn_count, self.rotation_count
+        repr::fields(
+            "Session",
+            &[
+                ("id", &self.id),
+                ("name", &self.name),
+                ("turn_count", &self.turn_count),
+                ("rotation_count", &self.rotation_count),
+            ],
         )
     }
 }
