@@ -242,3 +242,57 @@ pub(crate) fn usage(obj: &Bound<'_, PyAny>) -> PyResult<Usage> {
         )
     })
 }
+
+/// A non-negative integer argument (a count, an offset, a sequence number, a size).
+///
+/// PyO3's own `u64` extraction raises `OverflowError` for `-1`, which is neither the `TypeError`
+/// nor the `ValueError` a caller checks for. This raises `TypeError` for a value that is not an
+/// `int` (or is a `bool`), and `InvalidInputError` (a `ValueError`) for a negative or too large
+/// one; PyO3 adds a note naming the argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Count(pub(crate) u64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Count {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Count> {
+        if !obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
+            return Err(PyTypeError::new_err(format!(
+                "expected a non-negative int, got {}",
+                type_name(&obj)
+            )));
+        }
+        match obj.extract::<u64>() {
+            Ok(n) => Ok(Count(n)),
+            Err(_) => Err(errors::invalid_input(
+                obj.py(),
+                format!(
+                    "{} is out of range; expected an integer from 0 to 2**64 - 1",
+                    obj.repr().map(|r| r.to_string()).unwrap_or_default()
+                ),
+            )),
+        }
+    }
+}
+
+impl Count {
+    /// The value as a `u32`, or an `InvalidInputError` naming `what`.
+    pub(crate) fn to_u32(self, py: Python<'_>, what: &str) -> PyResult<u32> {
+        u32::try_from(self.0).map_err(|_| {
+            errors::invalid_input(
+                py,
+                format!("{what} {} is too large; at most {}", self.0, u32::MAX),
+            )
+        })
+    }
+
+    /// The value as a `usize`, or an `InvalidInputError` naming `what`.
+    pub(crate) fn to_usize(self, py: Python<'_>, what: &str) -> PyResult<usize> {
+        usize::try_from(self.0).map_err(|_| {
+            errors::invalid_input(
+                py,
+                format!("{what} {} is too large for this platform", self.0),
+            )
+        })
+    }
+}

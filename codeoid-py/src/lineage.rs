@@ -5,19 +5,20 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use codeoid_core::Error;
-use codeoid_core::fork::{ForkOptions, Forked as CoreForked, Handoff as CoreHandoff};
+use codeoid_core::fork::{
+    ForkOptions, Forked as CoreForked, Handoff as CoreHandoff, HandoffOptions,
+};
 use codeoid_core::import::{ImportOptions, ImportSummary as CoreSummary, Progress};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
 use crate::boundary::detached;
-use crate::convert;
+use crate::convert::{self, Count};
 use crate::memory::PyMemory;
 use crate::repr;
 use crate::sessions::{Lineage, Session};
-use crate::translate::{backend, turns_to_py};
+use crate::translate::{backend, parse_options, turns_to_py};
 
 /// What `import_logs` read and changed.
 #[pyclass(frozen, module = "codeoid")]
@@ -289,7 +290,7 @@ impl PyMemory {
         py: Python<'_>,
         session_id: String,
         name: String,
-        at_turn: Option<u64>,
+        at_turn: Option<Count>,
         format: Option<String>,
         provider: Option<String>,
         model: Option<String>,
@@ -304,19 +305,20 @@ impl PyMemory {
         let forked = detached(py, move || {
             let mut fork_options = ForkOptions::default();
             if let Some(value) = handoff {
-                fork_options.handoff = serde_json::from_value(value).map_err(|e| {
-                    Error::invalid_input(format!(
-                        "options: {e}; known handoff options are budget_fraction, \
-                         budget_tokens, context_window, translate"
-                    ))
-                })?;
+                fork_options.handoff = parse_options(value, &HandoffOptions::default(), "options")?;
             }
             fork_options.id = id;
             let target = match format {
                 Some(format) => Some(backend(&format, provider, model)?),
                 None => None,
             };
-            memory.fork(&session_id, at_turn, target.as_ref(), &name, &fork_options)
+            memory.fork(
+                &session_id,
+                at_turn.map(|t| t.0),
+                target.as_ref(),
+                &name,
+                &fork_options,
+            )
         })?;
         forked_to_py(py, forked)
     }

@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use crate::boundary::detached;
+use crate::convert::Count;
 use crate::errors;
 use crate::repr::Repr;
 
@@ -88,12 +89,12 @@ impl PyMemory {
         auto_rotate: Option<bool>,
         soft_threshold: Option<f64>,
         hard_threshold: Option<f64>,
-        min_turns: Option<u32>,
-        context_window: Option<u64>,
+        min_turns: Option<Count>,
+        context_window: Option<Count>,
         workspace_index: Option<bool>,
         compress_rules: Option<PathBuf>,
         hash_read_files: Option<bool>,
-        max_episode_bytes: Option<usize>,
+        max_episode_bytes: Option<Count>,
         busy_timeout: Option<f64>,
         env: bool,
     ) -> PyResult<PyMemory> {
@@ -106,6 +107,11 @@ impl PyMemory {
                 )
             })?),
         };
+        let min_turns = min_turns.map(|n| n.to_u32(py, "min_turns")).transpose()?;
+        let context_window = context_window.map(|n| n.0);
+        let max_episode_bytes = max_episode_bytes
+            .map(|n| n.to_usize(py, "max_episode_bytes"))
+            .transpose()?;
         let memory = detached(py, move || {
             let mut config = if env {
                 MemoryConfig::from_env()?

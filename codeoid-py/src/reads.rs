@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::boundary::detached;
+use crate::convert::Count;
 use crate::memory::PyMemory;
 use crate::repr;
 
@@ -283,18 +284,18 @@ impl PyMemory {
     /// One page of this workspace's timeline, newest first. With `before` (an episode id) the
     /// page starts just older than that episode, so a walk does not shift as new episodes
     /// arrive. `limit` is 1..=1000.
-    #[pyo3(signature = (*, offset = 0, limit = 20, before = None))]
+    #[pyo3(signature = (*, offset = Count(0), limit = Count(20), before = None))]
     fn timeline(
         &self,
         py: Python<'_>,
-        offset: u64,
-        limit: u64,
+        offset: Count,
+        limit: Count,
         before: Option<String>,
     ) -> PyResult<TimelinePage> {
         let memory = self.get(py)?;
         let query = TimelineQuery {
-            offset,
-            limit,
+            offset: offset.0,
+            limit: limit.0,
             before,
         };
         let page = detached(py, move || memory.timeline(&query))?;
@@ -306,19 +307,19 @@ impl PyMemory {
 
     /// The text a model reads for one timeline page, sessions labelled relative to
     /// `session_id`; it ends with the arguments of the next page.
-    #[pyo3(signature = (session_id = None, *, offset = 0, limit = 20, before = None))]
+    #[pyo3(signature = (session_id = None, *, offset = Count(0), limit = Count(20), before = None))]
     fn timeline_text(
         &self,
         py: Python<'_>,
         session_id: Option<String>,
-        offset: u64,
-        limit: u64,
+        offset: Count,
+        limit: Count,
         before: Option<String>,
     ) -> PyResult<String> {
         let memory = self.get(py)?;
         let query = TimelineQuery {
-            offset,
-            limit,
+            offset: offset.0,
+            limit: limit.0,
             before,
         };
         detached(py, move || {

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 use crate::boundary::detached;
-use crate::convert;
+use crate::convert::{self, Count};
 use crate::memory::PyMemory;
 use crate::repr;
 use crate::rotation::{Rotation, RotationDecision};
@@ -214,20 +214,20 @@ impl PyMemory {
 
     /// The canonical turns of session `session_id` with sequence numbers in `start..end`
     /// (`end=None`: to the last), as dicts, ready for `to_messages` or a replay.
-    #[pyo3(signature = (session_id, start = 0, end = None))]
+    #[pyo3(signature = (session_id, start = Count(0), end = None))]
     fn turns<'py>(
         &self,
         py: Python<'py>,
         session_id: String,
-        start: u64,
-        end: Option<u64>,
+        start: Count,
+        end: Option<Count>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let memory = self.get(py)?;
         let turns = detached(py, move || {
             memory.session(&session_id)?;
             let stored = match end {
-                Some(end) => memory.store().turns(&session_id, start..end)?,
-                None => memory.store().turns(&session_id, start..)?,
+                Some(end) => memory.store().turns(&session_id, start.0..end.0)?,
+                None => memory.store().turns(&session_id, start.0..)?,
             };
             Ok(stored.into_iter().map(|t| t.turn).collect::<Vec<Turn>>())
         })?;

@@ -10,6 +10,7 @@ use codeoid_core::rotate::{Decision, SeedBlock, SeedKind, WindowSource};
 use pyo3::prelude::*;
 
 use crate::boundary::detached;
+use crate::convert::Count;
 use crate::memory::PyMemory;
 use crate::repr;
 
@@ -199,9 +200,10 @@ impl PyMemory {
         &self,
         py: Python<'_>,
         session_id: String,
-        tokens: Option<u64>,
+        tokens: Option<Count>,
     ) -> PyResult<()> {
         let memory = self.get(py)?;
+        let tokens = tokens.map(|t| t.0);
         detached(py, move || memory.set_context_window(&session_id, tokens))
     }
 }

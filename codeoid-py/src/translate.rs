@@ -52,13 +52,33 @@ pub(crate) fn options(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Options> {
     };
     let value = convert::to_json(obj, "options")?;
     attached(obj.py(), || {
-        serde_json::from_value(value).map_err(|e| {
-            Error::invalid_input(format!(
-                "options: {e}; known options are strict, foreign_thinking, signature_match, \
-                 skip_unknown, chat_reasoning_content, chat_system_role, gemini_call_ids, \
-                 gemini_missing_signature, gemini_json_schema"
-            ))
-        })
+        parse_options(value, &Options::default(), "options")
+    })
+}
+
+/// `value` as options of type `T`, refusing keys `T` does not have (serde's `default` would
+/// silently ignore a misspelled option); `defaults` names the known keys.
+pub(crate) fn parse_options<T>(value: Value, defaults: &T, what: &str) -> Result<T>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let known: Vec<String> = match serde_json::to_value(defaults) {
+        Ok(Value::Object(map)) => map.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    if let Value::Object(map) = &value {
+        if let Some(unknown) = map.keys().find(|k| !known.contains(k)) {
+            return Err(Error::invalid_input(format!(
+                "{what} has no option {unknown:?}; known options are {}",
+                known.join(", ")
+            )));
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
+        Error::invalid_input(format!(
+            "{what}: {e}; known options are {}",
+            known.join(", ")
+        ))
     })
 }
 
