@@ -61,3 +61,12 @@ fn panicked(py: Python<'_>, payload: &(dyn Any + Send)) -> PyErr {
         ),
     )
 }
+
+/// Panics inside [`detached`] with `message`: proves to the tests that a panic surfaces as
+/// `InternalError` (catchable with `except Exception`), not `PanicException`.
+#[pyfunction]
+pub(crate) fn _panic(py: Python<'_>, message: String) -> PyResult<()> {
+    detached(py, move || -> codeoid_core::Result<()> {
+        panic!("{message}")
+    })
+}

@@ -17,6 +17,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 use crate::errors;
+use crate::repr::Repr;
 
 /// Deepest nesting accepted from Python (serde_json's own parser stops at 128 too).
 pub(crate) const MAX_DEPTH: usize = 128;
@@ -80,7 +81,7 @@ fn convert(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<
             };
             let key = text(key, path)?;
             let len = path.len();
-            path.push_str(&format!("[{key:?}]"));
+            path.push_str(&format!("[{}]", key.repr()));
             let value = convert(&value, path, depth + 1)?;
             path.truncate(len);
             map.insert(key, value);

@@ -20,6 +20,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
+use crate::convert::Count;
+
 pyo3::create_exception!(
     codeoid,
     CodeoidError,
@@ -235,8 +237,9 @@ pub(crate) fn error_kinds(py: Python<'_>) -> PyResult<Vec<(&'static str, u32, Bo
 /// Raises the exception of the kind with `code`, carrying `message`, as the core would: the
 /// conversion path of every real error, exposed so the tests can prove each kind maps.
 #[pyfunction]
-pub(crate) fn _raise_error(py: Python<'_>, code: u32, message: &str) -> PyResult<()> {
-    match ErrorKind::from_code(code) {
+pub(crate) fn _raise_error(py: Python<'_>, code: Count, message: &str) -> PyResult<()> {
+    let code = code.0;
+    match u32::try_from(code).ok().and_then(ErrorKind::from_code) {
         Some(kind) => Err(to_py(py, &Error::new(kind, message))),
         None => Err(invalid_input(
             py,

@@ -61,6 +61,7 @@ fn _codeoid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_store_path, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_error, m)?)?;
+    m.add_function(wrap_pyfunction!(boundary::_panic, m)?)?;
     m.add_function(wrap_pyfunction!(translate::to_messages, m)?)?;
     m.add_function(wrap_pyfunction!(translate::from_messages, m)?)?;
     Ok(())
