@@ -8,10 +8,12 @@
 //! - `translate`: provider messages ⇄ canonical turns;
 //! - `errors`: core error kinds → the `codeoid.CodeoidError` hierarchy;
 //! - `convert`: Python values ⇄ JSON, with errors that name the offending place;
-//! - `boundary`: the GIL release and panic boundary every core call goes through.
+//! - `boundary`: the GIL release and panic boundary every core call goes through;
+//! - `bench`: the core's own timing, for the overhead benchmark.
 //!
 //! The core does the work; nothing here decides behaviour beyond argument conversion.
 
+mod bench;
 mod boundary;
 mod compress;
 mod convert;
@@ -62,6 +64,7 @@ fn _codeoid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_error, m)?)?;
     m.add_function(wrap_pyfunction!(boundary::_panic, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_bench_episode, m)?)?;
     m.add_function(wrap_pyfunction!(translate::to_messages, m)?)?;
     m.add_function(wrap_pyfunction!(translate::from_messages, m)?)?;
     Ok(())
