@@ -48,6 +48,7 @@ $(PY_VENV)/.installed: codeoid-py/requirements-test.txt
 py-venv: $(PY_VENV)/.installed
 
 test-python: py-venv
+	rm -f codeoid-py/python/codeoid/_codeoid*.so  # a stale `maturin develop` build
 	$(PY_PYTHON) -m pip install $(PIP_QUIET) --force-reinstall --no-deps ./codeoid-py
 	rm -rf $(PY_WHEELS) $(PY_WHEEL_VENV)
 	$(PY_VENV)/bin/maturin build --quiet --manifest-path codeoid-py/Cargo.toml --out $(PY_WHEELS)

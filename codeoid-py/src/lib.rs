@@ -67,5 +67,6 @@ fn _codeoid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench::_bench_episode, m)?)?;
     m.add_function(wrap_pyfunction!(translate::to_messages, m)?)?;
     m.add_function(wrap_pyfunction!(translate::from_messages, m)?)?;
+    m.add_function(wrap_pyfunction!(translate::declare_tools, m)?)?;
     Ok(())
 }

@@ -14,7 +14,7 @@
 
 use codeoid_core::canonical::{Part, Role, Turn};
 use codeoid_core::memory::Memory;
-use codeoid_core::translate::{self, Backend, Format, Options};
+use codeoid_core::translate::{self, Backend, Format, Options, ToolSpec};
 use codeoid_core::{Error, Result};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -227,6 +227,35 @@ pub(crate) fn from_messages<'py>(
     let dict = PyDict::new(py);
     dict.set_item("system", out.value.system.as_deref())?;
     dict.set_item("turns", turns_to_py(py, &out.value.turns)?)?;
+    dict.set_item("losses", losses(py, &out.losses)?)?;
+    Ok(dict)
+}
+
+/// Tool declarations (`[{"name", "description", "input_schema"}, ...]`, as
+/// `Memory.tool_schemas()` returns them) in `format`'s shape for a request's `tools`:
+/// `{"tools": ..., "losses": [...]}`. Gemini schemas are sanitized into the subset it accepts
+/// (each change reported as a loss) unless `options={"gemini_json_schema": True}`.
+#[pyfunction]
+#[pyo3(signature = (tools, format, *, options = None))]
+pub(crate) fn declare_tools<'py>(
+    py: Python<'py>,
+    tools: Bound<'py, PyAny>,
+    format: String,
+    options: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let value = convert::to_json(&tools, "tools")?;
+    let options = self::options(options.as_ref())?;
+    let out = attached(py, || {
+        let specs: Vec<ToolSpec> = serde_json::from_value(value).map_err(|e| {
+            Error::invalid_input(format!(
+                "tools: {e}; expected a list of {{\"name\", \"description\", \"input_schema\"}} \
+                 dicts, as Memory.tool_schemas() returns"
+            ))
+        })?;
+        translate::declare_tools(&specs, format.parse::<Format>()?, &options)
+    })?;
+    let dict = PyDict::new(py);
+    dict.set_item("tools", convert::to_py(py, &out.value)?)?;
     dict.set_item("losses", losses(py, &out.losses)?)?;
     Ok(dict)
 }

@@ -187,3 +187,16 @@ def test_one_provider_message_must_be_a_dict(memory: codeoid.Memory, session: co
         memory.record_turn(session.id, EXCHANGES["anthropic"], format="anthropic")  # type: ignore[arg-type]
     with pytest.raises(codeoid.InvalidInputError, match="unknown translation format"):
         memory.record_turn(session.id, EXCHANGES["anthropic"][0], format="claude")
+
+
+def test_declare_tools_in_each_format() -> None:
+    spec = {"name": "shell", "description": "run a command",
+            "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
+                             "required": ["command"]}}
+    chat = codeoid.declare_tools([spec], "openai_chat")
+    assert chat["tools"][0]["function"]["name"] == "shell" and chat["losses"] == []
+    anthropic = codeoid.declare_tools([spec], "anthropic")
+    assert anthropic["tools"][0]["input_schema"]["required"] == ["command"]
+    assert codeoid.declare_tools([spec], "gemini")["tools"]
+    with pytest.raises(codeoid.InvalidInputError, match="input_schema"):
+        codeoid.declare_tools([{"name": "x"}], "anthropic")

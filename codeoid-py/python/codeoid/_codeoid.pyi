@@ -48,6 +48,7 @@ __all__ = [
     "_panic",
     "_bench_episode",
     "to_messages",
+    "declare_tools",
     "from_messages",
 ]
 
@@ -102,6 +103,13 @@ def from_messages(
     *,
     provider: str | None = None,
     model: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]: ...
+
+def declare_tools(
+    tools: _Json,
+    format: str,
+    *,
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]: ...
 
