@@ -59,7 +59,7 @@ test-python: py-venv
 		print("wheel ok:", codeoid.__version__, m.record_turn(s.id, {"role": "user", "parts": []}).seq)'
 	cd codeoid-py && CODEOID_TEST_MODEL_DIR="$(TEST_MODEL_DIR)" ../$(PY_PYTHON) -m pytest -W error -q tests
 	$(PY_PYTHON) -m mypy.stubtest codeoid
-	$(PY_PYTHON) -m mypy --strict examples/python
+	$(PY_PYTHON) -m mypy --strict examples/python codeoid-py/tests codeoid-py/benches
 	cd examples/python && CODEOID_TEST_MODEL_DIR="$(TEST_MODEL_DIR)" ../../$(PY_PYTHON) -W error agent_loop.py
 
 ## Per-call overhead of the Python bindings over the Rust API (docs/benchmarks.md).

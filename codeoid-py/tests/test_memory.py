@@ -144,7 +144,7 @@ def test_reopening_sees_what_was_recorded(tmp_path: pathlib.Path, workspace: pat
 def test_result_classes_are_not_constructible_or_mutable(memory: codeoid.Memory) -> None:
     session = memory.start_session()
     with pytest.raises(TypeError):
-        codeoid.Session()  # type: ignore[call-arg]
+        codeoid.Session()
     with pytest.raises(AttributeError):
         session.name = "x"  # type: ignore[misc]
     assert memory.session(session.id) == session
