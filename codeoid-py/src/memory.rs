@@ -1,0 +1,271 @@
+//! `codeoid.Memory`: the Python face of the core's `Memory`, one store bound to one workspace.
+//!
+//! This file holds the class itself: opening (with the settings a harness may want to pass as
+//! keywords), `close()` and the context-manager protocol, and the properties. The methods of each
+//! area live beside it in their own files (`sessions`, `record`, `reads`, `rotation`,
+//! `compress`), each with its own `#[pymethods]` block.
+//!
+//! Threads: the class is frozen and `Sync`. Each call clones the `Arc` of the core `Memory` under
+//! a short read lock and then works with the GIL released, so calls from several threads run in
+//! parallel. `close()` takes the `Arc` out: calls already running finish on their own clone, and
+//! the store closes when the last one returns. Any call after `close()` raises
+//! `InvalidInputError` (a `ValueError`, as a closed Python file does), never crashes.
+
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use codeoid_core::store::{Store, StoreOptions};
+use codeoid_core::{Memory, MemoryConfig};
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use crate::boundary::detached;
+use crate::convert::Count;
+use crate::errors;
+use crate::repr::Repr;
+
+/// The path that asks for a private in-memory store, as in `sqlite3`.
+const IN_MEMORY: &str = ":memory:";
+
+/// Session memory for one workspace: the store of every turn, read back by recall, timeline and
+/// the memory tools.
+///
+/// `Memory(path=None, workspace=None, **settings)` opens (creating it when missing) the store at
+/// `path` (default: `$CODEOID_DB` or the platform data directory, as the `codeoid` CLI; the
+/// string ":memory:" for a private in-memory store) and binds it to the workspace containing the
+/// directory `workspace` (default: the current directory). Settings not given come from the
+/// `CODEOID_*` environment variables when `env` is true, else from the documented defaults.
+///
+/// Use it as a context manager, or call `close()`; any method called after `close()` raises
+/// `InvalidInputError`. Safe to share between threads: calls release the GIL.
+#[pyclass(frozen, module = "codeoid", name = "Memory")]
+pub struct PyMemory {
+    inner: RwLock<Option<Arc<Memory>>>,
+}
+
+impl PyMemory {
+    /// The open core memory, or the error of a closed one.
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<Arc<Memory>> {
+        let guard = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        match guard.as_ref() {
+            Some(memory) => Ok(Arc::clone(memory)),
+            None => Err(errors::invalid_input(
+                py,
+                "this codeoid.Memory is closed; open a new codeoid.Memory to keep working",
+            )),
+        }
+    }
+}
+
+#[pymethods]
+impl PyMemory {
+    #[new]
+    #[pyo3(signature = (
+        path = None,
+        workspace = None,
+        *,
+        tenant = None,
+        memory_enabled = None,
+        auto_rotate = None,
+        soft_threshold = None,
+        hard_threshold = None,
+        min_turns = None,
+        context_window = None,
+        workspace_index = None,
+        compress_rules = None,
+        hash_read_files = None,
+        max_episode_bytes = None,
+        busy_timeout = None,
+        env = true,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        workspace: Option<PathBuf>,
+        tenant: Option<String>,
+        memory_enabled: Option<bool>,
+        auto_rotate: Option<bool>,
+        soft_threshold: Option<f64>,
+        hard_threshold: Option<f64>,
+        min_turns: Option<Count>,
+        context_window: Option<Count>,
+        workspace_index: Option<bool>,
+        compress_rules: Option<PathBuf>,
+        hash_read_files: Option<bool>,
+        max_episode_bytes: Option<Count>,
+        busy_timeout: Option<f64>,
+        env: bool,
+    ) -> PyResult<PyMemory> {
+        let busy_timeout = match busy_timeout {
+            None => None,
+            Some(secs) => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
+                errors::invalid_input(
+                    py,
+                    format!("busy_timeout {secs} is not a duration; pass seconds as a non-negative number"),
+                )
+            })?),
+        };
+        let min_turns = min_turns.map(|n| n.to_u32(py, "min_turns")).transpose()?;
+        let context_window = context_window.map(|n| n.0);
+        let max_episode_bytes = max_episode_bytes
+            .map(|n| n.to_usize(py, "max_episode_bytes"))
+            .transpose()?;
+        let memory = detached(py, move || {
+            let mut config = if env {
+                MemoryConfig::from_env()?
+            } else {
+                MemoryConfig::default()
+            };
+            config.workspace_dir = workspace;
+            if let Some(tenant) = tenant {
+                config.tenant = tenant;
+            }
+            if let Some(enabled) = memory_enabled {
+                config.memory_enabled = enabled;
+            }
+            if let Some(auto) = auto_rotate {
+                config.rotation.auto_rotate = auto;
+            }
+            if let Some(soft) = soft_threshold {
+                config.rotation.soft_threshold = soft;
+            }
+            if let Some(hard) = hard_threshold {
+                config.rotation.hard_threshold = hard;
+            }
+            if let Some(turns) = min_turns {
+                config.rotation.min_turns = turns;
+            }
+            if context_window.is_some() {
+                config.rotation.window_override = context_window;
+            }
+            if let Some(enabled) = workspace_index {
+                config.index.enabled = enabled;
+            }
+            if compress_rules.is_some() {
+                config.compress_rules = compress_rules;
+            }
+            let mut options = StoreOptions::default();
+            if let Some(hash) = hash_read_files {
+                options.hash_read_files = hash;
+            }
+            if let Some(bytes) = max_episode_bytes {
+                options.max_episode_bytes = bytes;
+            }
+            if let Some(timeout) = busy_timeout {
+                options.busy_timeout = timeout;
+            }
+            match path {
+                Some(path) if path.as_os_str() == IN_MEMORY => {
+                    let store = Arc::new(Store::open_in_memory_with(options)?);
+                    Memory::with_store(store, config)
+                }
+                path => {
+                    config.db_path = path;
+                    config.store = options;
+                    Memory::open(config)
+                }
+            }
+        })?;
+        Ok(PyMemory {
+            inner: RwLock::new(Some(Arc::new(memory))),
+        })
+    }
+
+    /// Closes the store. Calls already running on other threads finish first; later calls raise
+    /// `InvalidInputError`. Closing twice is a no-op.
+    fn close(&self, py: Python<'_>) {
+        let taken = self
+            .inner
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // Dropping the last reference joins the checkpoint thread and closes SQLite: not
+        // something to do while holding the GIL.
+        py.detach(move || drop(taken));
+    }
+
+    /// `True` once `close()` has been called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (exc_type = None, exc_value = None, traceback = None))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<Bound<'_, PyType>>,
+        exc_value: Option<Bound<'_, PyAny>>,
+        traceback: Option<Bound<'_, PyAny>>,
+    ) -> bool {
+        let _ = (exc_type, exc_value, traceback);
+        self.close(py);
+        false
+    }
+
+    /// The store file, or `None` for an in-memory store.
+    #[getter]
+    fn path(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let memory = self.get(py)?;
+        Ok(memory
+            .store()
+            .path()
+            .map(|p| p.to_string_lossy().into_owned()))
+    }
+
+    /// The workspace id (`ws_` + 16 hex digits) every read is scoped to.
+    #[getter]
+    fn workspace_id(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.get(py)?.workspace().id().to_string())
+    }
+
+    /// The workspace's root directory (a git checkout's top level, or the directory itself).
+    #[getter]
+    fn workspace_root(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self
+            .get(py)?
+            .workspace()
+            .root()
+            .to_string_lossy()
+            .into_owned())
+    }
+
+    /// The workspace's short name: its root directory's name.
+    #[getter]
+    fn workspace_name(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.get(py)?.workspace_name().to_string())
+    }
+
+    /// The tenant mixed into the workspace id.
+    #[getter]
+    fn tenant(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.get(py)?.workspace().tenant().to_string())
+    }
+
+    fn __repr__(&self) -> String {
+        let guard = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        match guard.as_ref() {
+            None => "<codeoid.Memory closed>".to_string(),
+            Some(memory) => {
+                let path = memory
+                    .store()
+                    .path()
+                    .map_or_else(|| IN_MEMORY.to_string(), |p| p.display().to_string());
+                format!(
+                    "<codeoid.Memory path={} workspace={}>",
+                    path.repr(),
+                    memory.workspace().id().repr()
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+"""Shared fixtures: a fresh store per test in a temporary workspace, and turn builders."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Iterator
+
+import pytest
+
+import codeoid
+
+
+@pytest.fixture
+def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
+    """A workspace directory (not a git repository) with one source file."""
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.rs").write_text("fn main() {}\n")
+    return root
+
+
+@pytest.fixture
+def memory(tmp_path: pathlib.Path, workspace: pathlib.Path) -> Iterator[codeoid.Memory]:
+    """A memory over a store file of its own, ignoring the environment."""
+    with codeoid.Memory(tmp_path / "codeoid.db", workspace, env=False) as m:
+        yield m
+
+
+@pytest.fixture
+def session(memory: codeoid.Memory) -> codeoid.Session:
+    return memory.start_session(name="test session")
+
+
+@pytest.fixture
+def model_dir() -> pathlib.Path:
+    """The real embedding model (all-MiniLM-L6-v2) that `make test` fetches.
+
+    Fails rather than skips when the variable is missing: the real-model tests are part of the
+    normal suite.
+    """
+    value = os.environ.get("CODEOID_TEST_MODEL_DIR")
+    if not value:
+        pytest.fail("CODEOID_TEST_MODEL_DIR is not set; run the suite through `make test-python`")
+    path = pathlib.Path(value)
+    assert (path / "model.safetensors").is_file(), f"no model.safetensors in {path}"
+    return path

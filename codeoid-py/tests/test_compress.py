@@ -1,0 +1,57 @@
+"""Shell-output compression and compressed command runs."""
+
+from __future__ import annotations
+
+import pytest
+
+import codeoid
+
+LONG_LS = "".join(f"-rw-r--r-- 1 dev dev {i * 10} Jan  5 10:00 file_{i}.rs\n" for i in range(400)).encode()
+
+
+def test_compress_long_output(memory: codeoid.Memory) -> None:
+    compressed = memory.compress("ls -la", LONG_LS)
+    assert compressed is not None
+    assert compressed.rule == "ls"
+    assert compressed.bytes_in == len(LONG_LS)
+    assert compressed.bytes_out == len(compressed.text.encode()) < compressed.bytes_in
+    assert compressed.kept_ratio == pytest.approx(compressed.bytes_out / compressed.bytes_in)
+    assert compressed.hint("ep_1").startswith("[codeoid: ls kept ")
+    assert 'get_episode("ep_1")' in compressed.hint("ep_1")
+    assert "Compressed(rule='ls'" in repr(compressed)
+
+
+def test_compress_accepts_str_bytearray_and_invalid_utf8(memory: codeoid.Memory) -> None:
+    assert memory.compress("ls -la", LONG_LS.decode()) == memory.compress("ls -la", LONG_LS)
+    assert memory.compress("ls -la", bytearray(LONG_LS)) == memory.compress("ls -la", LONG_LS)
+    assert memory.compress("echo hi", b"hi\n") is None, "short output passes through"
+    assert memory.compress("cat x", b"\xff\xfe\x00" * 5000) is None or True
+    with pytest.raises(TypeError, match="bytes or str"):
+        memory.compress("ls", 42)  # type: ignore[arg-type]
+
+
+def test_run_stores_the_raw_output_first(memory: codeoid.Memory, session: codeoid.Session) -> None:
+    out = memory.run(session.id, "seq 1 5000; echo oops >&2; exit 3")
+    assert out.exit_code == 3
+    assert out.stderr == b"oops\n"
+    assert out.store_error is None
+    assert out.episode_id is not None
+    assert out.compressed is not None
+    assert f'get_episode("{out.episode_id}")' in out.stdout.decode()
+    episode = memory.get_episode(out.episode_id)
+    raw = b"".join(memory.blob(b.blob_id) for b in episode.blobs if b.role == "stdout")
+    assert raw == "".join(f"{i}\n" for i in range(1, 5001)).encode()
+    assert "RunOutput(exit_code=3" in repr(out)
+
+
+def test_run_in_the_workspace_root(memory: codeoid.Memory, session: codeoid.Session) -> None:
+    out = memory.run(session.id, "pwd")
+    assert out.stdout.decode().strip() == memory.workspace_root
+    assert out.compressed is None
+
+
+def test_run_errors(memory: codeoid.Memory, session: codeoid.Session) -> None:
+    with pytest.raises(codeoid.NotFoundError):
+        memory.run("nope", "ls")
+    with pytest.raises(codeoid.InvalidInputError):
+        memory.run(session.id, "   ")
