@@ -10,6 +10,7 @@ mod demo;
 mod lineage;
 mod quickstart;
 mod read;
+mod recall;
 mod run;
 
 use std::path::PathBuf;
@@ -43,6 +44,10 @@ enum Command {
     Fork(lineage::ForkArgs),
     /// Walk the workspace's episodes, newest first.
     Timeline(read::TimelineArgs),
+    /// Search memory (hybrid: meaning, words, recency, paths), as the model's recall tool does.
+    Recall(recall::RecallArgs),
+    /// The most recent read of a file, and whether it changed on disk since.
+    RecallFile(recall::RecallFileArgs),
     /// Print one episode: its model-facing text, or the exact stored bytes with --raw.
     Show(read::ShowArgs),
     /// List the workspace's sessions with their lineage and rotations.
@@ -65,6 +70,8 @@ fn main() -> ExitCode {
         Command::Import(args) => lineage::import(&context, &args),
         Command::Fork(args) => lineage::fork(&context, &args),
         Command::Timeline(args) => read::timeline(&context, &args),
+        Command::Recall(args) => recall::recall(&context, &args),
+        Command::RecallFile(args) => recall::recall_file(&context, &args),
         Command::Show(args) => read::show(&context, &args),
         Command::Sessions => read::sessions(&context),
         Command::Stats => read::stats(&context),

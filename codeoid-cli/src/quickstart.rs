@@ -1,18 +1,20 @@
 //! `codeoid quickstart`: the one command a new user runs. It imports the agent logs this machine
 //! has (Claude Code, Codex CLI), or records a small demo session when there are none, then shows
-//! what memory holds: counts, the workspace index, the timeline, an episode, a compressed command
+//! what memory holds: counts, the workspace index, a recall with its four signals, the timeline, an episode, a compressed command
 //! output and a rotation decision.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
+use codeoid_core::retrieve::RecallQuery;
 use codeoid_core::store::{TimelineQuery, Workspace, WorkspaceSource};
 use codeoid_core::{Memory, MemoryConfig};
 
 use crate::context::Context;
-use crate::{demo, lineage};
+use crate::{demo, lineage, recall};
 
 /// Arguments of `codeoid quickstart`.
 #[derive(Debug, Args)]
@@ -84,6 +86,26 @@ pub fn quickstart(context: &Context, args: &QuickstartArgs) -> Result<()> {
     Ok(())
 }
 
+/// What a model finds when it recalls a question about earlier work.
+fn recall_demo(out: &mut dyn Write, memory: &Memory, session: Option<&str>) -> Result<()> {
+    const QUESTION: &str = "why did the tests fail";
+    recall::wait_for_vectors(memory, Duration::from_secs(60))?;
+    let mut query = RecallQuery::new(QUESTION).limit(5);
+    query.include_current_session = true;
+    let hits = memory.recall(session, &query)?;
+    writeln!(
+        out,
+        "\n── recall({QUESTION:?}): score = weighted vec + bm25 + recency + path ──"
+    )?;
+    if hits.is_empty() {
+        writeln!(out, "(nothing matches)")?;
+    }
+    for hit in &hits {
+        writeln!(out, "{}", recall::score_line(hit))?;
+    }
+    Ok(())
+}
+
 /// Where agent harnesses keep their logs on this machine.
 fn log_sources() -> Vec<PathBuf> {
     let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
@@ -117,13 +139,14 @@ fn show(out: &mut dyn Write, memory: &Memory, session: Option<&str>) -> Result<(
         stats.sessions
     )?;
     writeln!(out, "── the workspace index a system prompt carries ──")?;
-    writeln!(out, "{}\n", memory.workspace_index(session)?)?;
+    writeln!(out, "{}\n", memory.workspace_index(session)?.trim_end())?;
     writeln!(out, "── timeline (newest first) ──")?;
     let query = TimelineQuery {
         limit: 8,
         ..TimelineQuery::default()
     };
     write!(out, "{}", memory.timeline_text(session, &query)?)?;
+    recall_demo(out, memory, session)?;
     let page = memory.timeline(&query)?;
     if let Some(first) = page
         .episodes
@@ -155,8 +178,8 @@ fn show(out: &mut dyn Write, memory: &Memory, session: Option<&str>) -> Result<(
     }
     writeln!(
         out,
-        "\nnext: `codeoid import ~/.claude/projects`, `codeoid timeline`, `codeoid show <episode_id>`, \
-         `codeoid run -- 'cargo test'`"
+        "\nnext: `codeoid import ~/.claude/projects`, `codeoid timeline`, `codeoid recall <query>`, \
+         `codeoid show <episode_id>`, `codeoid run -- 'cargo test'`"
     )?;
     Ok(())
 }

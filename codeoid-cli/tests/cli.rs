@@ -36,6 +36,8 @@ impl Env {
             .current_dir(cwd)
             .env("CODEOID_DB", self.db())
             .env("HOME", self.home())
+            // The real test model, so no command ever tries the network for the default one.
+            .env("CODEOID_MODEL_DIR", test_model_dir())
             .env_remove("CODEOID_SESSION")
             .stdin(if stdin.is_some() {
                 Stdio::piped()
@@ -69,6 +71,22 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
+/// The checkpoint `make test` fetches; these tests need it, like the core's embedding tests.
+fn test_model_dir() -> PathBuf {
+    let dir = std::env::var_os("CODEOID_TEST_MODEL_DIR")
+        .map(PathBuf::from)
+        .expect(
+            "CODEOID_TEST_MODEL_DIR must point at all-MiniLM-L6-v2 (`make test` fetches it with \
+         scripts/fetch-test-model.sh)",
+        );
+    assert!(
+        dir.join("config.json").is_file(),
+        "CODEOID_TEST_MODEL_DIR={} has no config.json",
+        dir.display()
+    );
+    dir
+}
+
 fn evaldata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata")
 }
@@ -81,6 +99,12 @@ fn quickstart_without_logs_records_the_demo_and_shows_memory() {
     assert!(first.contains("# Memory Index — demo-workspace"), "{first}");
     assert!(first.contains("tool_call: Bash(cargo test)"), "{first}");
     assert!(first.contains("compressed by rule cargo-test"), "{first}");
+    // The recall section ran with the real model: its hits carry a non-zero vector signal.
+    let recall_section = first.split("── recall(").nth(1).unwrap();
+    assert!(
+        recall_section.contains("(vec 0.") && !recall_section.contains("(vec 0.00"),
+        "{first}"
+    );
     assert!(
         first.contains("test parser::tests::nested_arrays ... FAILED"),
         "{first}"
@@ -227,4 +251,51 @@ fn the_claude_code_hook_rewrites_bash_calls_with_the_session() {
     let settings: serde_json::Value =
         serde_json::from_str(&stdout(&env.codeoid(&["hook", "claude-code-settings"]))).unwrap();
     assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+}
+
+#[test]
+fn recall_finds_earlier_work_by_meaning_and_recall_file_the_last_read() {
+    let env = Env::new();
+    stdout(&env.codeoid(&["quickstart"]));
+    let workspace = env.dir.path().join("store/demo-workspace");
+    let ws = workspace.to_str().unwrap();
+
+    let scored = stdout(&env.codeoid(&[
+        "-w",
+        ws,
+        "recall",
+        "crash on arrays inside arrays",
+        "--scores",
+        "-n",
+        "3",
+    ]));
+    let lines: Vec<&str> = scored.lines().collect();
+    assert_eq!(lines.len(), 3, "{scored}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("ep_") && l.contains(" score ")),
+        "{scored}"
+    );
+    // "arrays inside arrays" is what the nested-array fix was about, in other words.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("parse_array") || l.contains("src/parser.rs")),
+        "{scored}"
+    );
+
+    let text = stdout(&env.codeoid(&["-w", ws, "recall", "cargo test", "--tool", "Bash"]));
+    assert!(text.contains("episode_id: ep_"), "{text}");
+    assert!(text.contains("Bash(cargo test)"), "{text}");
+    assert!(!text.contains("Read("), "the tool filter must hold: {text}");
+
+    let file = stdout(&env.codeoid(&["-w", ws, "recall-file", "src/parser.rs"]));
+    assert!(file.contains("src/parser.rs"), "{file}");
+    assert!(file.contains("episode_id"), "{file}");
+
+    let bad = env.codeoid(&["-w", ws, "recall", "x", "-n", "0"]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("limit"), "{err}");
 }
