@@ -11,6 +11,7 @@ use codeoid_core::store::{NewSession, TimelineQuery};
 use codeoid_core::{ErrorKind, Memory, MemoryConfig};
 
 use crate::store::evaldata;
+use crate::tools::lexical_config;
 
 /// A memory over a fresh store file, bound to a fresh workspace directory.
 fn memory_with(config: MemoryConfig) -> (tempfile::TempDir, Memory) {
@@ -26,8 +27,10 @@ fn memory_with(config: MemoryConfig) -> (tempfile::TempDir, Memory) {
     (dir, memory)
 }
 
+/// A lexical-only memory (no embedding worker reaching for a model): these tests are about
+/// recording, rotation and scoping, not vectors.
 fn memory() -> (tempfile::TempDir, Memory) {
-    memory_with(MemoryConfig::default())
+    memory_with(lexical_config())
 }
 
 fn assistant(text: &str, primary_tokens: u64, subagent_tokens: &[u64]) -> Turn {
@@ -178,7 +181,7 @@ fn manual_rotation_is_refused_before_the_guard_and_allowed_after() {
 fn without_memory_the_seed_is_the_generic_notice() {
     let (_dir, memory) = memory_with(MemoryConfig {
         memory_enabled: false,
-        ..MemoryConfig::default()
+        ..lexical_config()
     });
     let s = session(&memory, "plain");
     memory
@@ -299,7 +302,7 @@ fn another_workspace_is_not_found() {
         Memory::open(MemoryConfig {
             db_path: Some(db.clone()),
             workspace_dir: Some(ws),
-            ..MemoryConfig::default()
+            ..lexical_config()
         })
         .unwrap()
     };
@@ -391,6 +394,7 @@ fn replaying_a_real_session_rotates_exactly_where_the_numbers_say() {
             );
             assert_eq!(memory.take_seed(&s).unwrap(), Some(rotation.seed));
             episodes_before = all_episode_ids(&memory);
+            assert_tools_reach(&memory, &s, &episodes_before, anchor);
         }
     }
     assert_eq!(fired, expected);
@@ -400,6 +404,50 @@ fn replaying_a_real_session_rotates_exactly_where_the_numbers_say() {
         assert!(now.contains(id));
         assert!(memory.episode(id).is_ok());
     }
+}
+
+/// After a rotation, the model's own tools reach what came before it: `get_episode` returns
+/// every earlier episode, the `timeline` tool walks all of them page by page, and `recall` of
+/// the anchored request finds an episode of this session.
+fn assert_tools_reach(memory: &Memory, session: &str, before: &[String], anchor: &str) {
+    assert!(before.len() > 50, "the walk must span several pages");
+    for id in before {
+        let args = serde_json::json!({ "episode_id": id }).to_string();
+        let out = memory.call_tool(Some(session), "get_episode", &args);
+        assert!(!out.is_error, "get_episode({id}): {}", out.text);
+        assert!(out.text.contains(id.as_str()), "{}", out.text);
+    }
+    let mut walked = HashSet::new();
+    let mut args = serde_json::json!({ "limit": 50 });
+    loop {
+        let out = memory.call_tool(Some(session), "timeline", &args.to_string());
+        assert!(!out.is_error, "{}", out.text);
+        walked.extend(
+            out.text
+                .match_indices("episode_id: ep_")
+                .map(|(at, _)| out.text[at + 12..at + 31].to_string()),
+        );
+        // The page names the exact arguments of the next one, as the model would pass them.
+        let Some(next) = out.text.split("next page: timeline ").nth(1) else {
+            break;
+        };
+        args = serde_json::from_str(next.trim()).unwrap();
+    }
+    for id in before {
+        assert!(walked.contains(id), "the timeline tool never showed {id}");
+    }
+    let query: String = anchor
+        .split_whitespace()
+        .take(12)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let args = serde_json::json!({ "query": query, "include_current_session": true });
+    let out = memory.call_tool(Some(session), "recall", &args.to_string());
+    assert!(
+        !out.is_error && out.text.contains("episode_id: ep_"),
+        "{}",
+        out.text
+    );
 }
 
 /// Walks the whole timeline with `before` and returns every episode id once.
