@@ -29,6 +29,7 @@ test-rust: tools-venv
 	CODEOID_TEST_MODEL_DIR="$(TEST_MODEL_DIR)" PYTHON="$(abspath $(TOOLS_PYTHON))" \
 		CODEOID_REQUIRE_SDK_VALIDATION=1 cargo test --workspace --all-targets
 	CODEOID_TEST_MODEL_DIR="$(TEST_MODEL_DIR)" cargo test --workspace --doc
+	CODEOID_MODEL_DIR="$(TEST_MODEL_DIR)" cargo run --quiet -p codeoid-core --example agent_loop
 
 # Python bindings (codeoid-py). The test venv holds the build and test tools; the package is
 # installed into it with `pip install ./codeoid-py`, exactly as a user installs from a checkout.
