@@ -76,6 +76,39 @@ pub(crate) fn flag(map: &Map<String, Value>, key: &str, path: &str) -> Result<bo
     }
 }
 
+/// A message field that is either plain text or an array of content parts (OpenAI's `content`
+/// and `output`).
+pub(crate) enum TextOrParts<'v> {
+    /// A plain string.
+    Text(&'v str),
+    /// An array of content parts, not yet checked.
+    Parts(&'v [Value]),
+}
+
+/// `map[key]` as [`TextOrParts`].
+///
+/// # Errors
+/// [`crate::ErrorKind::InvalidInput`] naming `{path}.{key}` when it is missing or neither a
+/// string nor an array.
+pub(crate) fn text_or_parts<'v>(
+    map: &'v Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<TextOrParts<'v>> {
+    const EXPECTED: &str = "expected a string or an array of content parts";
+    match map.get(key) {
+        Some(Value::String(text)) => Ok(TextOrParts::Text(text)),
+        Some(Value::Array(items)) => Ok(TextOrParts::Parts(items)),
+        Some(other) => Err(Error::invalid_input(format!(
+            "{path}.{key} is {}; {EXPECTED}",
+            kind(other)
+        ))),
+        None => Err(Error::invalid_input(format!(
+            "{path}.{key} is missing; {EXPECTED}"
+        ))),
+    }
+}
+
 /// An error for a content part or item whose `type` this translator does not know.
 pub(crate) fn unknown_type(path: &str, found: &str, known: &str) -> Error {
     Error::invalid_input(format!(

@@ -201,20 +201,13 @@ fn content_parts(
     options: &Options,
     losses: &mut Losses,
 ) -> Result<Vec<Part>> {
-    let items = match map.get("content") {
-        Some(Value::String(text)) => return Ok(vec![Part::Text { text: text.clone() }]),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(Error::invalid_input(format!(
-                "{path}.content is {}; expected a string or an array of content parts",
-                read::kind(other)
-            )));
+    let items = match read::text_or_parts(map, "content", path)? {
+        read::TextOrParts::Text(text) => {
+            return Ok(vec![Part::Text {
+                text: text.to_owned(),
+            }]);
         }
-        None => {
-            return Err(Error::invalid_input(format!(
-                "{path}.content is missing; expected a string or an array of content parts"
-            )));
-        }
+        read::TextOrParts::Parts(items) => items,
     };
     let mut parts = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {

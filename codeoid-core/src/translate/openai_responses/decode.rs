@@ -205,20 +205,13 @@ fn message_parts(
     options: &Options,
     losses: &mut Losses,
 ) -> Result<Vec<Part>> {
-    let items = match map.get("content") {
-        Some(Value::String(text)) => return Ok(vec![Part::Text { text: text.clone() }]),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(Error::invalid_input(format!(
-                "{path}.content is {}; expected a string or an array of content parts",
-                read::kind(other)
-            )));
+    let items = match read::text_or_parts(map, "content", path)? {
+        read::TextOrParts::Text(text) => {
+            return Ok(vec![Part::Text {
+                text: text.to_owned(),
+            }]);
         }
-        None => {
-            return Err(Error::invalid_input(format!(
-                "{path}.content is missing; expected a string or an array of content parts"
-            )));
-        }
+        read::TextOrParts::Parts(items) => items,
     };
     let mut parts = Vec::with_capacity(items.len());
     for (p, item) in items.iter().enumerate() {
@@ -269,8 +262,8 @@ fn decode_image(item: &Map<String, Value>, path: &str) -> Result<Image> {
 
 fn decode_output(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
     let call_id = ids::canonical_id(read::string(map, "call_id", path)?).into_owned();
-    let (is_error, parts) = match map.get("output") {
-        Some(Value::String(s)) => match tool_error::unmark(s) {
+    let (is_error, parts) = match read::text_or_parts(map, "output", path)? {
+        read::TextOrParts::Text(s) => match tool_error::unmark(s) {
             (false, Some("")) | (_, None) => (s == ERROR_MARKER, Vec::new()),
             (is_error, Some(text)) => (
                 is_error,
@@ -279,7 +272,7 @@ fn decode_output(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
                 }],
             ),
         },
-        Some(Value::Array(items)) => {
+        read::TextOrParts::Parts(items) => {
             let mut parts = Vec::with_capacity(items.len());
             for (p, item) in items.iter().enumerate() {
                 let item_path = format!("{path}.output[{p}]");
@@ -315,17 +308,6 @@ fn decode_output(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
                 parts.remove(0);
             }
             (is_error, parts)
-        }
-        Some(other) => {
-            return Err(Error::invalid_input(format!(
-                "{path}.output is {}; expected a string or an array of content parts",
-                read::kind(other)
-            )));
-        }
-        None => {
-            return Err(Error::invalid_input(format!(
-                "{path}.output is missing; expected a string or an array of content parts"
-            )));
         }
     };
     Ok(ToolResult {
