@@ -22,6 +22,7 @@
 pub mod canonical;
 pub mod compress;
 pub mod embed;
+mod env;
 pub mod error;
 pub mod fork;
 pub mod import;

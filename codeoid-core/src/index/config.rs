@@ -101,15 +101,7 @@ impl IndexConfig {
                 .filter(|v| !v.is_empty())
         };
         if let Some(value) = get(ENV_ENABLED) {
-            config.enabled = match value.to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => true,
-                "0" | "false" | "no" | "off" => false,
-                _ => {
-                    return Err(Error::invalid_input(format!(
-                        "{ENV_ENABLED}={value:?} is not a switch; use 1 or 0"
-                    )));
-                }
-            };
+            config.enabled = crate::env::switch(ENV_ENABLED, &value)?;
         }
         if let Some(value) = get(ENV_BUDGET) {
             config.budget_chars = parse_number(ENV_BUDGET, &value, "1800")?;

@@ -91,7 +91,7 @@ impl MemoryConfig {
             ..MemoryConfig::default()
         };
         if let Some(value) = lookup("CODEOID_MEMORY") {
-            config.memory_enabled = parse_switch("CODEOID_MEMORY", &value)?;
+            config.memory_enabled = crate::env::switch("CODEOID_MEMORY", &value)?;
         }
         if let Some(tenant) = lookup("CODEOID_TENANT") {
             config.tenant = tenant;
@@ -103,28 +103,10 @@ impl MemoryConfig {
     }
 }
 
-fn parse_switch(name: &str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "on" | "yes" => Ok(true),
-        "0" | "false" | "off" | "no" => Ok(false),
-        other => Err(crate::Error::invalid_input(format!(
-            "{name}={other:?} is not a switch; use 1 or 0"
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-
-    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
+    use crate::env::lookup;
 
     #[test]
     fn environment_switches_memory_and_rotation() {

@@ -83,7 +83,7 @@ impl RotationConfig {
                 .filter(|v| !v.is_empty())
         };
         if let Some(value) = get(ENV_AUTO_ROTATE) {
-            config.auto_rotate = parse_flag(ENV_AUTO_ROTATE, &value)?;
+            config.auto_rotate = crate::env::switch(ENV_AUTO_ROTATE, &value)?;
         }
         if let Some(value) = get(ENV_SOFT_THRESHOLD) {
             config.soft_threshold = parse_fraction(ENV_SOFT_THRESHOLD, &value)?;
@@ -148,16 +148,6 @@ impl RotationConfig {
     }
 }
 
-fn parse_flag(name: &str, value: &str) -> Result<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(Error::invalid_input(format!(
-            "{name}={value:?} is not a switch; use 1 or 0"
-        ))),
-    }
-}
-
 fn parse_fraction(name: &str, value: &str) -> Result<f64> {
     value.parse::<f64>().map_err(|_| {
         Error::invalid_input(format!(
@@ -170,14 +160,9 @@ fn parse_fraction(name: &str, value: &str) -> Result<f64> {
 mod tests {
     use super::*;
     use crate::ErrorKind;
-    use std::collections::HashMap;
 
     fn from(vars: &[(&str, &str)]) -> Result<RotationConfig> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        RotationConfig::from_lookup(|name| map.get(name).cloned())
+        RotationConfig::from_lookup(crate::env::lookup(vars))
     }
 
     #[test]
