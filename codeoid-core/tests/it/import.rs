@@ -6,16 +6,13 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::evaldata;
 use codeoid_core::ErrorKind;
 use codeoid_core::canonical::{Part, Role, ToolResultPart, Turn};
 use codeoid_core::import::{
     self, Import, ImportedSession, LogFormat, Progress, SessionKind, TurnStats,
 };
 use serde_json::Value;
-
-fn evaldata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata")
-}
 
 fn claude_dir() -> PathBuf {
     evaldata().join("claude-code-sessions")

@@ -15,10 +15,7 @@ use codeoid_core::store::{LineageKind, Store, WorkspaceSource, workspace_id};
 use serde_json::Value;
 
 use crate::store_rows::{Scope, assert_same, counts, dump};
-
-fn evaldata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata")
-}
+use crate::support::evaldata;
 
 fn spotter() -> PathBuf {
     evaldata().join("claude-code-sessions/spotter")

@@ -13,5 +13,6 @@ mod retrieve;
 mod rotate;
 mod store;
 mod store_rows;
+mod support;
 mod tools;
 mod translate;

@@ -10,7 +10,7 @@ use codeoid_core::rotate::Reason;
 use codeoid_core::store::{NewSession, TimelineQuery};
 use codeoid_core::{ErrorKind, Memory, MemoryConfig};
 
-use crate::store::evaldata;
+use crate::support::evaldata;
 use crate::tools::lexical_config;
 
 /// A memory over a fresh store file, bound to a fresh workspace directory.

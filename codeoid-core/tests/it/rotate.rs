@@ -2,8 +2,8 @@
 //! real Claude Code sessions whose rotation points are recomputed here from the raw log numbers.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
+use crate::support::evaldata;
 use codeoid_core::ErrorKind;
 use codeoid_core::canonical::{CallUsage, Part, Role, ToolResult, ToolResultPart, Turn, Usage};
 use codeoid_core::rotate::{
@@ -150,10 +150,6 @@ fn manual_rotation_is_refused_before_the_guard_with_a_reason() {
 
 // ---------------------------------------------------------------------------------------------
 // Replay of real sessions.
-
-fn evaldata() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata")
-}
 
 /// One primary model request of a logged session, with what the replay needs to check it.
 struct LoggedTurn {

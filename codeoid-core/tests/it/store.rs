@@ -13,8 +13,7 @@ mod sync;
 mod timeline;
 mod workspace;
 
-use std::path::{Path, PathBuf};
-
+use crate::support::evaldata;
 use chrono::{DateTime, TimeZone, Utc};
 use codeoid_core::canonical::{
     CallUsage, Part, Role, ToolCall, ToolResult, ToolResultPart, Turn, Usage,
@@ -102,12 +101,4 @@ pub fn usage(input: u64, output: u64, primary: bool) -> Usage {
             ..CallUsage::default()
         }],
     }
-}
-
-/// `<workspace root>/../shared/evaldata`, the read-only real evaluation data.
-pub fn evaldata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/evaldata")
-        .canonicalize()
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata"))
 }

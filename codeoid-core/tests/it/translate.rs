@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::evaldata;
 use codeoid_core::ErrorKind;
 use codeoid_core::canonical::{
     Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResult, ToolResultPart, Turn,
@@ -1104,10 +1105,6 @@ fn non_object_and_invalid_json_arguments_are_repaired_and_reported() {
 
 // ---------------------------------------------------------------------------------------------
 // Real sessions
-
-fn evaldata() -> PathBuf {
-    workspace().join("../shared/evaldata")
-}
 
 /// The message objects of a Claude Code log, in order (minimal parsing: `user`/`assistant` lines).
 pub fn claude_code_messages(path: &Path) -> Vec<Value> {

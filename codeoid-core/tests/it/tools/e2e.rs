@@ -17,7 +17,7 @@ use codeoid_core::{Memory, MemoryConfig};
 use serde_json::{Value, json};
 
 use crate::retrieve::model_config;
-use crate::store::evaldata;
+use crate::support::evaldata;
 
 /// 21 tool calls: commands discovered, package.json read twice, CLAUDE.md edited twice.
 const SMALL_LOG: &str =
