@@ -128,13 +128,14 @@ test-c: ffi-lib
 	@echo "C quickstart: passed plain, under ASan+UBSan and under valgrind (no leaks, no errors)"
 
 ## The Go package (cgo, statically linked against libcodeoid.a): gofmt and go vet clean, its
-## tests under the race detector (goroutines share one handle), and the runnable quickstart.
+## tests under the race detector (goroutines share one handle; recall by meaning uses the test
+## model), and the runnable quickstart.
 # Go's build cache does not look at the content of libcodeoid.a, so a rebuilt library would not be
 # relinked: the library's mtime and size go into CGO_CFLAGS, which the cache does key on.
 GO_ENV = CGO_CFLAGS="-O2 -g -DCODEOID_LIB_STAMP=$$(stat -c %Y_%s $(FFI_LIB))"
 test-go: ffi-lib
 	cd examples/go && test -z "$$(gofmt -l .)" || { gofmt -l . >&2; echo "gofmt needed" >&2; exit 1; }
 	cd examples/go && $(GO_ENV) go vet ./...
-	cd examples/go && $(GO_ENV) go test -race -count=1 ./...
+	cd examples/go && CODEOID_TEST_MODEL_DIR="$(TEST_MODEL_DIR)" $(GO_ENV) go test -race -count=1 ./...
 	cd examples/go && $(GO_ENV) go run ./cmd/quickstart > build.log
 	@echo "Go package: vet clean, tests passed under -race, quickstart passed"
