@@ -112,7 +112,8 @@ ffi-lib:
 	cargo build -p codeoid-ffi
 
 ## The header must compile as C++ too. The C quickstart, built with -Werror, runs plainly, under
-## ASan+UBSan and under valgrind (any leak, even still-reachable memory, fails).
+## ASan+UBSan and under valgrind (any leak, even still-reachable memory, fails; the one
+## suppression, a handle Rust's std keeps for a C main thread, is explained in the file).
 test-c: ffi-lib
 	mkdir -p $(C_BUILD)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -fsyntax-only -x c++ include/codeoid.h
@@ -123,17 +124,19 @@ test-c: ffi-lib
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		$(C_BUILD)/quickstart-asan > $(C_BUILD)/asan.log
 	valgrind --quiet --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all \
+		--suppressions=examples/c/valgrind.supp \
 		--error-exitcode=99 $(C_BUILD)/quickstart > $(C_BUILD)/valgrind.log
 	@echo "C quickstart: passed plain, under ASan+UBSan and under valgrind (no leaks, no errors)"
 
 ## The Go package (cgo, statically linked against libcodeoid.a): gofmt and go vet clean, its
-## tests under the race detector (goroutines share one handle), and the runnable quickstart.
+## tests under the race detector (goroutines share one handle; recall by meaning uses the test
+## model), and the runnable quickstart.
 # Go's build cache does not look at the content of libcodeoid.a, so a rebuilt library would not be
 # relinked: the library's mtime and size go into CGO_CFLAGS, which the cache does key on.
 GO_ENV = CGO_CFLAGS="-O2 -g -DCODEOID_LIB_STAMP=$$(stat -c %Y_%s $(FFI_LIB))"
 test-go: ffi-lib
 	cd examples/go && test -z "$$(gofmt -l .)" || { gofmt -l . >&2; echo "gofmt needed" >&2; exit 1; }
 	cd examples/go && $(GO_ENV) go vet ./...
-	cd examples/go && $(GO_ENV) go test -race -count=1 ./...
+	cd examples/go && CODEOID_TEST_MODEL_DIR="$(TEST_MODEL_DIR)" $(GO_ENV) go test -race -count=1 ./...
 	cd examples/go && $(GO_ENV) go run ./cmd/quickstart > build.log
 	@echo "Go package: vet clean, tests passed under -race, quickstart passed"

@@ -9,6 +9,7 @@
 #ifndef CODEOID_H
 #define CODEOID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -244,6 +245,36 @@ struct codeoid_error *codeoid_memory_blob(const struct codeoid_memory *memory,
                                           struct codeoid_string *out_bytes);
 
 /**
+ * Answers a model's call of memory tool `name` (`recall`, `recall_file`, `timeline` or
+ * `get_episode`, bare or prefixed as in `codeoid_memory__recall`) made in session
+ * `current_session_id` (optional: NULL is no session), with `arguments_json` as the model sent
+ * it (optional: NULL is no arguments; a double-encoded JSON string is accepted). Writes the text
+ * to send back as the tool result into `*out_text`, and into `*out_is_error` whether to send it
+ * as an error result.
+ *
+ * A failed tool call is not a failed function call: bad arguments, an unknown tool name, a
+ * missing episode or an unknown session come back as success with `*out_is_error == true` and a
+ * text that tells the model what to do. Memory switched off (`memory_enabled: false`) is such a
+ * result too.
+ *
+ * Errors: only `CODEOID_ERROR_NULL_ARGUMENT` and `CODEOID_ERROR_INVALID_UTF8` (and
+ * `CODEOID_ERROR_PANIC`). Thread-safe.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; each `(ptr, len)` pair is NULL or readable; `out_text` is
+ * NULL or points at a `codeoid_string` that owns nothing; `out_is_error` is NULL or writable.
+ */
+struct codeoid_error *codeoid_memory_call_tool(const struct codeoid_memory *memory,
+                                               const char *current_session_id,
+                                               size_t current_session_id_len,
+                                               const char *name,
+                                               size_t name_len,
+                                               const char *arguments_json,
+                                               size_t arguments_json_len,
+                                               struct codeoid_string *out_text,
+                                               bool *out_is_error);
+
+/**
  * Compresses the stdout of `command` with the memory's rules and writes the result into
  * `*out_json`: `{"text", "rule", "bytes_in", "bytes_out", "kept_ratio", "hint": null}`, or the
  * JSON `null` when no rule saves enough (show the output as it is). Pure: nothing is stored, so
@@ -265,6 +296,21 @@ struct codeoid_error *codeoid_memory_compress(const struct codeoid_memory *memor
                                               const char *stdout_bytes,
                                               size_t stdout_len,
                                               struct codeoid_string *out_json);
+
+/**
+ * Writes the embedding worker's progress into `*out_json`: `{"phase" (downloading, loading,
+ * ready, unavailable, disabled), "model_id" (once loaded, else null), "indexed_episodes",
+ * "indexed_windows", "index_bytes", "failed_episodes"}`. `unavailable` means recall is lexical;
+ * `codeoid_memory_warnings` says why.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`. Thread-safe.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; `out_json` is NULL or points at a `codeoid_string` that
+ * owns nothing.
+ */
+struct codeoid_error *codeoid_memory_embedding_status(const struct codeoid_memory *memory,
+                                                      struct codeoid_string *out_json);
 
 /**
  * Writes episode `episode_id` of this workspace as a JSON object into `*out_json`: `id`,
@@ -320,6 +366,25 @@ struct codeoid_error *codeoid_memory_finish_session(const struct codeoid_memory 
                                                     struct codeoid_string *out_json);
 
 /**
+ * Waits until every episode recorded in this workspace before the call is embedded and
+ * searchable by meaning, and writes whether that happened into `*out_flushed` (`false`: the
+ * timeout passed first). Returns at once, flushed, when embeddings are disabled or no model is
+ * available; while a model is being downloaded it waits for the download.
+ *
+ * `timeout_ms`: negative waits without a limit, 0 only checks, a positive value waits at most
+ * that many milliseconds.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_DATABASE`. Thread-safe: recording and
+ * recall go on meanwhile.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; `out_flushed` is NULL or writable.
+ */
+struct codeoid_error *codeoid_memory_flush(const struct codeoid_memory *memory,
+                                           int64_t timeout_ms,
+                                           bool *out_flushed);
+
+/**
  * Forks session `session_id` into a new session called `name`, copying its turns up to and
  * including turn `at_turn` (0-based sequence number; negative: the tip). The parent is
  * untouched. With `target_format` a `CODEOID_FORMAT_*` value (and optionally `model`), the
@@ -359,6 +424,11 @@ struct codeoid_error *codeoid_memory_fork(const struct codeoid_memory *memory,
 
 /**
  * Closes the store and destroys `memory`. `codeoid_memory_free(NULL)` does nothing.
+ *
+ * Stops the background embedding worker and joins its thread (it finishes the batch it is
+ * embedding, typically well under a second), so no thread of this handle outlives the call. The
+ * one exception is a model download in progress, which cannot be interrupted: that thread exits
+ * on its own, without touching the store, once the download ends.
  *
  * Must not run while another thread is still calling functions on `memory`; using the handle
  * after this call is undefined behaviour.
@@ -408,8 +478,14 @@ struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
  * inside the workspace; default the current directory), `tenant`, `memory_enabled`,
  * `compress_rules` (a rule file), `rotation` and `index` (objects of settings to change, named
  * as in `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
- * `max_episode_bytes`, `hash_read_files`, `include_thinking`), and `from_env` (start from the
+ * `max_episode_bytes`, `hash_read_files`, `include_thinking`), `embeddings` (the model recall
+ * uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a checkpoint
+ * directory), `download` (false: never download a model)), and `from_env` (start from the
  * `CODEOID_*` environment variables instead of the defaults). Unknown keys are an error.
+ *
+ * By default the embedding model is found automatically (`CODEOID_MODEL_DIR`, then the Hugging
+ * Face cache, then a download on a background thread; never in this call). Opening never fails
+ * for want of a model: recall is then lexical and `codeoid_memory_warnings` says why.
  *
  * On success `*out_memory` receives a new handle to free with `codeoid_memory_free`.
  *
@@ -426,6 +502,58 @@ struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
 struct codeoid_error *codeoid_memory_open(const char *config_json,
                                           size_t config_json_len,
                                           struct codeoid_memory **out_memory);
+
+/**
+ * Recalls the episodes of this workspace most relevant to `query` (any text: a question, an
+ * error message, an identifier, a path; plain text, not JSON), best first, and writes them into `*out_json` as an
+ * array of hits: the episode object of `codeoid_memory_episode` without `blobs`, plus `score`
+ * (the weighted sum) and `components` (`{"vec", "bm25", "recency", "path"}`, each in [0, 1];
+ * `vec` is 0 without a model or for an episode not embedded yet).
+ *
+ * `current_session_id` (optional) is the calling session: unless `include_current_session` is
+ * set, its own episodes are left out (they are in its context already). NULL excludes nothing.
+ * `options_json` (optional: NULL is the defaults) is `{"limit"? (1..=100, default 6),
+ * "include_current_session"?, "as_of"? (RFC 3339: measure recency from then), "filters"?:
+ * {"session_id"?, "exclude_session_id"?, "tool_name"?, "since"?, "until"?, "paths"?: [...]}}`.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_INVALID_INPUT` (bad options, limit out of range, empty time range),
+ * `CODEOID_ERROR_NOT_FOUND` (`current_session_id` is not a session of this workspace),
+ * `CODEOID_ERROR_DATABASE`. Thread-safe; a recall may wait about a second while the model is
+ * loading, never for a download.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; each `(ptr, len)` pair is NULL or readable; `out_json` is
+ * NULL or points at a `codeoid_string` that owns nothing.
+ */
+struct codeoid_error *codeoid_memory_recall(const struct codeoid_memory *memory,
+                                            const char *current_session_id,
+                                            size_t current_session_id_len,
+                                            const char *query,
+                                            size_t query_len,
+                                            const char *options_json,
+                                            size_t options_json_len,
+                                            struct codeoid_string *out_json);
+
+/**
+ * Writes the most recent read of file `path` (relative to the workspace root, or absolute) in
+ * any session of this workspace into `*out_json`, or the JSON `null` when memory has none:
+ * `{"episode": the episode object of codeoid_memory_episode, "path": {"given", "relative",
+ * "access", "content_hash"}, "disk": {"state" (unchanged, changed, deleted, unknown), "reason"
+ * (why it is unknown, else null)}, "later_write": an episode header or null}`. `disk` compares
+ * the file as it is now with the content hash recorded at the read.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_DATABASE`. Thread-safe.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; `path` is NULL or readable; `out_json` is NULL or points
+ * at a `codeoid_string` that owns nothing.
+ */
+struct codeoid_error *codeoid_memory_recall_file(const struct codeoid_memory *memory,
+                                                 const char *path,
+                                                 size_t path_len,
+                                                 struct codeoid_string *out_json);
 
 /**
  * Records one canonical turn (`turn_json`, a turn object of `docs/canonical-turns.md`) of
@@ -660,6 +788,38 @@ struct codeoid_error *codeoid_memory_timeline_text(const struct codeoid_memory *
                                                    struct codeoid_string *out_text);
 
 /**
+ * Writes the four memory tools' declarations into `*out_json` as a JSON array of `{"name",
+ * "description", "input_schema"}` (a JSON Schema object), named `{prefix}__{name}` when
+ * `prefix` (optional) is given. Pass them to `codeoid_translate_declare_tools` for a
+ * provider's `tools` value, or as the `tools` of `codeoid_translate_to_request`.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_INVALID_INPUT` (a prefix that is empty, has characters other than ASCII
+ * letters, digits, `_` and `-`, or makes a name longer than 64 characters). Thread-safe.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; `prefix` is NULL or readable; `out_json` is NULL or points
+ * at a `codeoid_string` that owns nothing.
+ */
+struct codeoid_error *codeoid_memory_tool_schemas(const struct codeoid_memory *memory,
+                                                  const char *prefix,
+                                                  size_t prefix_len,
+                                                  struct codeoid_string *out_json);
+
+/**
+ * Writes the warnings to show the person once (not per call) into `*out_json` as a JSON array
+ * of strings: why recall is lexical only, episodes the model failed on, store errors the
+ * embedding worker is retrying. `[]` when all is well.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`. Thread-safe.
+ *
+ * # Safety
+ * As `codeoid_memory_embedding_status`.
+ */
+struct codeoid_error *codeoid_memory_warnings(const struct codeoid_memory *memory,
+                                              struct codeoid_string *out_json);
+
+/**
  * Writes a JSON object describing the workspace `memory` is bound to into `*out_json`:
  * `{"workspace_id", "name", "root", "db_path"}`.
  *
@@ -701,6 +861,30 @@ struct codeoid_error *codeoid_memory_workspace_index(const struct codeoid_memory
  * (and not modified by the caller since).
  */
 void codeoid_string_free(struct codeoid_string *string);
+
+/**
+ * Declares tools in `format`'s shape and writes `{"tools": value, "losses": [...]}` into
+ * `*out_json`, where `value` is what goes in the request's `tools` field (Anthropic
+ * `[{name, description, input_schema}]`, OpenAI Chat `[{"type": "function", "function"}]`,
+ * Responses `[{"type": "function", name, ...}]`, Gemini `[{"functionDeclarations": [...]}]`).
+ * `tools_json` is a JSON array of `{"name", "description"?, "input_schema"}`, as
+ * `codeoid_memory_tool_schemas` returns them.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_INVALID_INPUT` (unknown format, bad JSON, a name the format rejects or
+ * declared twice, a schema that is not an object schema), `CODEOID_ERROR_TRANSLATION` (with
+ * `strict`, when a schema had to be changed). Thread-safe.
+ *
+ * # Safety
+ * Each `(ptr, len)` pair is NULL or readable; `out_json` is NULL or points at a
+ * `codeoid_string` that owns nothing.
+ */
+struct codeoid_error *codeoid_translate_declare_tools(uint32_t format,
+                                                      const char *tools_json,
+                                                      size_t tools_json_len,
+                                                      const char *options_json,
+                                                      size_t options_json_len,
+                                                      struct codeoid_string *out_json);
 
 /**
  * Reads `format`'s message list (`messages_json`) back into canonical turns and writes

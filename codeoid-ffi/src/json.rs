@@ -11,10 +11,12 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use codeoid_core::compress::Compressed;
+use codeoid_core::retrieve::{EmbeddingPhase, EmbeddingStatus, Hit, RecallFilters, RecallQuery};
 use codeoid_core::store::{
     EpisodeHeader, Lineage, NewSession, Recorded, Session, StoredEpisode, StoredPath, TimelinePage,
     TimelineQuery,
 };
+use codeoid_core::tools::{DiskState, FileRecall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -165,6 +167,126 @@ struct BlobOut<'a> {
     role: &'a str,
     blob_id: &'a str,
     len: u64,
+}
+
+/// The JSON shape of a recall hit: the episode header's fields, then `content`, `paths`, the
+/// fused `score` and its four `components`.
+#[derive(Serialize)]
+pub(crate) struct HitOut<'a> {
+    #[serde(flatten)]
+    header: HeaderOut<'a>,
+    content: &'a str,
+    paths: Vec<PathOut<'a>>,
+    score: f64,
+    components: ComponentsOut,
+}
+
+/// The four signals of a hit, each in [0, 1].
+#[derive(Serialize)]
+struct ComponentsOut {
+    vec: f64,
+    bm25: f64,
+    recency: f64,
+    path: f64,
+}
+
+/// A recall hit.
+pub(crate) fn hit(h: &Hit) -> HitOut<'_> {
+    HitOut {
+        header: HeaderOut::from(&h.header),
+        content: &h.content,
+        paths: h.paths.iter().map(PathOut::from).collect(),
+        score: h.score,
+        components: ComponentsOut {
+            vec: h.components.vec,
+            bm25: h.components.bm25,
+            recency: h.components.recency,
+            path: h.components.path,
+        },
+    }
+}
+
+/// The latest read of a file: `{"episode", "path", "disk": {"state", "reason"}, "later_write"}`.
+pub(crate) fn file_recall(f: &FileRecall) -> Value {
+    let (state, reason) = match &f.disk {
+        DiskState::Unchanged => ("unchanged", None),
+        DiskState::Changed => ("changed", None),
+        DiskState::Deleted => ("deleted", None),
+        DiskState::Unknown(why) => ("unknown", Some(why.as_str())),
+    };
+    json!({
+        "episode": episode(&f.episode),
+        "path": PathOut::from(&f.path),
+        "disk": {"state": state, "reason": reason},
+        "later_write": f.later_write.as_ref().map(header),
+    })
+}
+
+/// The embedding worker's progress.
+pub(crate) fn embedding_status(s: &EmbeddingStatus) -> Value {
+    let phase = match s.phase {
+        EmbeddingPhase::Downloading => "downloading",
+        EmbeddingPhase::Loading => "loading",
+        EmbeddingPhase::Ready => "ready",
+        EmbeddingPhase::Unavailable => "unavailable",
+        EmbeddingPhase::Disabled => "disabled",
+    };
+    json!({
+        "phase": phase,
+        "model_id": s.model_id,
+        "indexed_episodes": s.indexed_episodes,
+        "indexed_windows": s.indexed_windows,
+        "index_bytes": s.index_bytes,
+        "failed_episodes": s.failed_episodes,
+    })
+}
+
+/// The options of `codeoid_memory_recall`, every field optional (the query text is an argument
+/// of its own, so C callers need not escape it into JSON).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecallOptions {
+    limit: Option<usize>,
+    #[serde(default)]
+    filters: FilterOptions,
+    #[serde(default)]
+    include_current_session: bool,
+    as_of: Option<DateTime<Utc>>,
+}
+
+/// The filters of a recall, every field optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilterOptions {
+    session_id: Option<String>,
+    exclude_session_id: Option<String>,
+    tool_name: Option<String>,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    #[serde(default)]
+    paths: Vec<String>,
+}
+
+impl RecallOptions {
+    /// The query for `text` with these options; the core validates the limit and time range.
+    pub(crate) fn into_query(self, text: &str) -> RecallQuery {
+        let defaults = RecallQuery::new(text);
+        let f = self.filters;
+        RecallQuery {
+            limit: self.limit.unwrap_or(defaults.limit),
+            filters: RecallFilters {
+                session_id: f.session_id,
+                exclude_session_id: f.exclude_session_id,
+                tool_name: f.tool_name,
+                since: f.since,
+                until: f.until,
+                paths: f.paths,
+            },
+            include_current_session: self.include_current_session,
+            as_of: self.as_of,
+            ..defaults
+        }
+    }
 }
 
 /// A timeline page: `{"episodes": [header...], "next": query or null}`.

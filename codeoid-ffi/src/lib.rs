@@ -21,7 +21,8 @@
 //!
 //! Layout, one concept per file: [`version`], [`error`], `panic`, [`strings`] (owned output and
 //! validated input), `args` (pointer checks), `json` (the JSON shapes), and one file per API area
-//! ([`memory`], [`sessions`], [`reads`], [`rotation`], [`index`], [`compress`], [`translate`],
+//! ([`memory`], [`sessions`], [`reads`], [`recall`] for retrieval and the embedding worker,
+//! [`tools`] for the memory tools, [`rotation`], [`index`], [`compress`], [`translate`],
 //! [`lineage`] for fork and import).
 //!
 //! The Rust functions here are `unsafe extern "C"` because they take raw pointers; Rust code
@@ -39,9 +40,11 @@ pub mod lineage;
 pub mod memory;
 mod panic;
 pub mod reads;
+pub mod recall;
 pub mod rotation;
 pub mod sessions;
 pub mod strings;
+pub mod tools;
 pub mod translate;
 pub mod version;
 
@@ -54,8 +57,10 @@ pub use index::*;
 pub use lineage::*;
 pub use memory::*;
 pub use reads::*;
+pub use recall::*;
 pub use rotation::*;
 pub use sessions::*;
 pub use strings::*;
+pub use tools::*;
 pub use translate::*;
 pub use version::*;

@@ -9,12 +9,14 @@ use std::ffi::c_char;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use codeoid_core::embed::ModelLocator;
+use codeoid_core::retrieve::ModelChoice;
 use codeoid_core::{Memory, MemoryConfig};
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{optional_text, out, parse_optional_json};
-use crate::error::{FfiResult, codeoid_error};
+use crate::error::{Failure, FfiResult, codeoid_error};
 use crate::json::overlay;
 use crate::panic::{boundary, quiet};
 
@@ -46,6 +48,7 @@ struct OpenConfig {
     rotation: Option<Value>,
     index: Option<Value>,
     store: Option<StoreSettings>,
+    embeddings: Option<EmbeddingSettings>,
 }
 
 /// The store settings a caller may change.
@@ -56,6 +59,55 @@ struct StoreSettings {
     max_episode_bytes: Option<usize>,
     hash_read_files: Option<bool>,
     include_thinking: Option<bool>,
+}
+
+/// Which embedding model recall uses; every field optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmbeddingSettings {
+    /// `false`: no model, recall is lexical (BM25, recency, paths) and no worker thread runs.
+    enabled: Option<bool>,
+    /// A sentence-transformers checkpoint directory, used instead of the automatic search.
+    model_dir: Option<PathBuf>,
+    /// `false`: use a model only if one is found locally; never download one.
+    download: Option<bool>,
+}
+
+impl EmbeddingSettings {
+    /// The model choice these settings make, or `None` to keep the base config's.
+    fn model(self) -> FfiResult<Option<ModelChoice>> {
+        let contradiction = |what: &str| {
+            Failure::invalid_input(format!(
+                "`embeddings` has `enabled: false` and {what}; drop one of them"
+            ))
+        };
+        if self.enabled == Some(false) {
+            if self.model_dir.is_some() {
+                return Err(contradiction("a `model_dir`"));
+            }
+            if self.download == Some(true) {
+                return Err(contradiction("`download: true`"));
+            }
+            return Ok(Some(ModelChoice::Disabled));
+        }
+        if let Some(dir) = self.model_dir {
+            if self.download == Some(true) {
+                return Err(Failure::invalid_input(
+                    "`embeddings` has a `model_dir` and `download: true`; a model directory is \
+                     never downloaded into, drop `download`",
+                ));
+            }
+            return Ok(Some(ModelChoice::Dir(dir)));
+        }
+        Ok(match (self.enabled, self.download) {
+            (_, Some(false)) => Some(ModelChoice::Locate(ModelLocator {
+                download: None,
+                ..ModelLocator::from_env()
+            })),
+            (Some(true), _) | (_, Some(true)) => Some(ModelChoice::Auto),
+            _ => None,
+        })
+    }
 }
 
 impl OpenConfig {
@@ -79,6 +131,14 @@ impl OpenConfig {
         }
         if self.compress_rules.is_some() {
             config.compress_rules = self.compress_rules;
+        }
+        if let Some(model) = self
+            .embeddings
+            .map(EmbeddingSettings::model)
+            .transpose()?
+            .flatten()
+        {
+            config.embedding.model = model;
         }
         config.rotation = overlay(&config.rotation, self.rotation.as_ref(), "rotation")?;
         config.index = overlay(&config.index, self.index.as_ref(), "index")?;
@@ -107,8 +167,14 @@ impl OpenConfig {
 /// inside the workspace; default the current directory), `tenant`, `memory_enabled`,
 /// `compress_rules` (a rule file), `rotation` and `index` (objects of settings to change, named
 /// as in `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
-/// `max_episode_bytes`, `hash_read_files`, `include_thinking`), and `from_env` (start from the
+/// `max_episode_bytes`, `hash_read_files`, `include_thinking`), `embeddings` (the model recall
+/// uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a checkpoint
+/// directory), `download` (false: never download a model)), and `from_env` (start from the
 /// `CODEOID_*` environment variables instead of the defaults). Unknown keys are an error.
+///
+/// By default the embedding model is found automatically (`CODEOID_MODEL_DIR`, then the Hugging
+/// Face cache, then a download on a background thread; never in this call). Opening never fails
+/// for want of a model: recall is then lexical and `codeoid_memory_warnings` says why.
 ///
 /// On success `*out_memory` receives a new handle to free with `codeoid_memory_free`.
 ///
@@ -141,6 +207,11 @@ pub unsafe extern "C" fn codeoid_memory_open(
 }
 
 /// Closes the store and destroys `memory`. `codeoid_memory_free(NULL)` does nothing.
+///
+/// Stops the background embedding worker and joins its thread (it finishes the batch it is
+/// embedding, typically well under a second), so no thread of this handle outlives the call. The
+/// one exception is a model download in progress, which cannot be interrupted: that thread exits
+/// on its own, without touching the store, once the download ends.
 ///
 /// Must not run while another thread is still calling functions on `memory`; using the handle
 /// after this call is undefined behaviour.

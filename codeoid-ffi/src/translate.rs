@@ -212,3 +212,50 @@ pub unsafe extern "C" fn codeoid_translate_to_request(
         )
     })
 }
+
+/// Declares tools in `format`'s shape and writes `{"tools": value, "losses": [...]}` into
+/// `*out_json`, where `value` is what goes in the request's `tools` field (Anthropic
+/// `[{name, description, input_schema}]`, OpenAI Chat `[{"type": "function", "function"}]`,
+/// Responses `[{"type": "function", name, ...}]`, Gemini `[{"functionDeclarations": [...]}]`).
+/// `tools_json` is a JSON array of `{"name", "description"?, "input_schema"}`, as
+/// `codeoid_memory_tool_schemas` returns them.
+///
+/// Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+/// `CODEOID_ERROR_INVALID_INPUT` (unknown format, bad JSON, a name the format rejects or
+/// declared twice, a schema that is not an object schema), `CODEOID_ERROR_TRANSLATION` (with
+/// `strict`, when a schema had to be changed). Thread-safe.
+///
+/// # Safety
+/// Each `(ptr, len)` pair is NULL or readable; `out_json` is NULL or points at a
+/// `codeoid_string` that owns nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_translate_declare_tools(
+    format: u32,
+    tools_json: *const c_char,
+    tools_json_len: usize,
+    options_json: *const c_char,
+    options_json_len: usize,
+    out_json: *mut codeoid_string,
+) -> *mut codeoid_error {
+    boundary("codeoid_translate_declare_tools", || {
+        // SAFETY: the caller guarantees the pointers as documented.
+        let tools = unsafe { text(tools_json, tools_json_len, "tools_json") }?;
+        // SAFETY: as above.
+        let options_text =
+            unsafe { optional_text(options_json, options_json_len, "options_json") }?;
+        // SAFETY: as above.
+        let out_json = unsafe { out(out_json, "out_json") }?;
+        let format = self::format(format, "format")?;
+        let options = options(options_text)?;
+        let tools: Vec<translate::ToolSpec> = parse_json(
+            tools,
+            "tools_json",
+            "an array of tools [{\"name\", \"description\"?, \"input_schema\"}]",
+        )?;
+        let declared = translate::declare_tools(&tools, format, &options)?;
+        json::write(
+            out_json,
+            &json!({"tools": declared.value, "losses": declared.losses}),
+        )
+    })
+}

@@ -1,7 +1,14 @@
 /*
- * codeoid quickstart in C: open a store, record a session's turns, read memory back, build the
- * workspace index, ask for a rotation decision and rotate, take the seed, compress a command's
- * output, fork the session to another backend, translate turns, and handle errors.
+ * codeoid quickstart in C: open a store, record a session's turns, read memory back, recall and
+ * call the memory tools by name as a model would, build the workspace index, ask for a rotation
+ * decision and rotate, take the seed, compress a command's output, fork the session to another
+ * backend, translate turns, and handle errors.
+ *
+ * Recall here is lexical: the store is opened with "embeddings": {"enabled": false}, so no model
+ * is looked for or downloaded and no embedding worker thread runs (recall ranks by BM25, recency
+ * and paths; the vector component is 0). With a model, pass "embeddings": {"model_dir": "..."}
+ * and call codeoid_memory_flush before a recall that must see the newest episodes by meaning;
+ * codeoid_memory_free joins the worker thread.
  *
  * Every step checks its result and the program exits non-zero on the first surprise, so it is
  * also a test: `make test-c` runs it plainly, under AddressSanitizer and under valgrind.
@@ -137,7 +144,8 @@ int main(void) {
   }
   printf("codeoid %s\n", codeoid_version());
 
-  /* 1. Open a store in a scratch directory, bound to a workspace directory. */
+  /* 1. Open a store in a scratch directory, bound to a workspace directory, without an
+   *    embedding model (lexical recall; see the top of this file). */
   char dir[] = "/tmp/codeoid-quickstart-XXXXXX";
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
@@ -147,8 +155,10 @@ int main(void) {
   snprintf(workspace, sizeof workspace, "%s/project", dir);
   mkdir(workspace, 0700);
   char config[1024];
-  snprintf(config, sizeof config, "{\"db_path\":\"%s/codeoid.db\",\"workspace_dir\":\"%s\"}", dir,
-           workspace);
+  snprintf(config, sizeof config,
+           "{\"db_path\":\"%s/codeoid.db\",\"workspace_dir\":\"%s\","
+           "\"embeddings\":{\"enabled\":false}}",
+           dir, workspace);
   codeoid_memory *memory = NULL;
   if (!ok(codeoid_memory_open(TEXT(config), &memory), "open")) {
     return 1;
@@ -189,7 +199,76 @@ int main(void) {
     codeoid_string_free(&out);
   }
 
-  /* 4. The workspace index block for the system prompt. */
+  /* 4. Recall and the memory tools. A harness declares the tools (here for Anthropic) and hands
+   *    every call the model makes of one of them to codeoid_memory_call_tool, by name. */
+  if (ok(codeoid_memory_recall(memory, NULL, 0, TEXT("SCHEMA_VERSION"), TEXT("{\"limit\":2}"),
+                               &out),
+         "recall")) {
+    expect_contains(&out, "\"tool_name\":\"Read\"", "recall hit");
+    expect_contains(&out, "\"components\":{\"vec\":0.0,\"bm25\":", "lexical components");
+    codeoid_string_free(&out);
+  }
+  bool is_error = true;
+  if (ok(codeoid_memory_call_tool(memory, TEXT(session), TEXT("recall"),
+                                  TEXT("{\"query\":\"migration 4\",\"include_current_session\":"
+                                       "true,\"limit\":1}"),
+                                  &out, &is_error),
+         "call recall")) {
+    if (is_error) {
+      fail("recall tool failed: %s", out.ptr);
+    }
+    expect_contains(&out, "episode_id: ep_", "recall tool text");
+    codeoid_string_free(&out);
+  }
+  char arguments[128];
+  snprintf(arguments, sizeof arguments, "{\"episode_id\":\"%s\"}", episode_id);
+  if (ok(codeoid_memory_call_tool(memory, TEXT(session), TEXT("codeoid_memory__get_episode"),
+                                  TEXT(arguments), &out, &is_error),
+         "call get_episode")) {
+    if (is_error) {
+      fail("get_episode tool failed: %s", out.ptr);
+    }
+    expect_contains(&out, "# Tool: Read", "get_episode text");
+    printf("get_episode(%s) by name: %zu bytes\n", episode_id, out.len);
+    codeoid_string_free(&out);
+  }
+  /* A failed tool call is a result for the model (is_error), not an error of the function. */
+  if (ok(codeoid_memory_call_tool(memory, TEXT(session), TEXT("forget"), NULL, 0, &out,
+                                  &is_error),
+         "call an unknown tool")) {
+    if (!is_error) {
+      fail("an unknown tool is an error result");
+    }
+    printf("unknown tool, told to the model: %s\n", out.ptr);
+    codeoid_string_free(&out);
+  }
+  codeoid_string schemas = {0};
+  if (ok(codeoid_memory_tool_schemas(memory, TEXT("codeoid_memory"), &schemas), "tool schemas")) {
+    if (ok(codeoid_translate_declare_tools(CODEOID_FORMAT_ANTHROPIC, schemas.ptr, schemas.len,
+                                           NULL, 0, &out),
+           "declare tools")) {
+      expect_contains(&out, "\"name\":\"codeoid_memory__recall\"", "declared recall");
+      expect_contains(&out, "\"input_schema\":", "anthropic shape");
+      codeoid_string_free(&out);
+    }
+    codeoid_string_free(&schemas);
+  }
+  bool flushed = false;
+  if (ok(codeoid_memory_flush(memory, -1, &flushed), "flush") && !flushed) {
+    fail("flush without a model returns at once, flushed");
+  }
+  if (ok(codeoid_memory_embedding_status(memory, &out), "embedding status")) {
+    expect_contains(&out, "\"phase\":\"disabled\"", "no model in this example");
+    codeoid_string_free(&out);
+  }
+  if (ok(codeoid_memory_warnings(memory, &out), "warnings")) {
+    if (strcmp(out.ptr, "[]") != 0) {
+      fail("no warnings expected, got %s", out.ptr);
+    }
+    codeoid_string_free(&out);
+  }
+
+  /* 5. The workspace index block for the system prompt. */
   if (ok(codeoid_memory_workspace_index(memory, TEXT(session), &out), "workspace index")) {
     expect_contains(&out, "# Memory Index", "index title");
     expect_contains(&out, "src/store/schema.rs", "hot file");
@@ -197,7 +276,7 @@ int main(void) {
     codeoid_string_free(&out);
   }
 
-  /* 5. Rotation: the policy's verdict, a manual rotation, and the seed (handed out once). */
+  /* 6. Rotation: the policy's verdict, a manual rotation, and the seed (handed out once). */
   if (ok(codeoid_memory_rotation_decision(memory, TEXT(session), &out), "rotation decision")) {
     expect_contains(&out, "\"reason\":\"below_threshold\"", "decision reason");
     printf("decision: %s\n", out.ptr);
@@ -219,7 +298,7 @@ int main(void) {
     codeoid_string_free(&out);
   }
 
-  /* 6. Compress a long test log: failures and the summary survive. */
+  /* 7. Compress a long test log: failures and the summary survive. */
   size_t cap = 64 * 1024, len = 0;
   char *log = malloc(cap);
   for (int i = 0; i < 400; i++) {
@@ -237,7 +316,7 @@ int main(void) {
   }
   free(log);
 
-  /* 7. Fork the session for another backend: a new session with a verbatim copy of the turns,
+  /* 8. Fork the session for another backend: a new session with a verbatim copy of the turns,
    *    and the conversation translated to Gemini `contents`, ready to send. */
   if (ok(codeoid_memory_fork(memory, TEXT(session), -1, CODEOID_FORMAT_GEMINI,
                              TEXT("gemini-2.5-pro"), TEXT("schema bug on gemini"),
@@ -250,7 +329,7 @@ int main(void) {
     codeoid_string_free(&out);
   }
 
-  /* 8. Translate canonical turns directly, without a store. */
+  /* 9. Translate canonical turns directly, without a store. */
   const char *turns =
       "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"read schema.rs\"}]},"
       "{\"role\":\"assistant\",\"parts\":[{\"type\":\"tool_call\",\"id\":\"toolu_1\",\"name\":"
@@ -265,7 +344,7 @@ int main(void) {
     codeoid_string_free(&out);
   }
 
-  /* 9. Errors are values with stable codes; NULL arguments are reported, not crashed on. */
+  /* 10. Errors are values with stable codes; NULL arguments are reported, not crashed on. */
   codeoid_error *err = codeoid_memory_episode(memory, TEXT("ep_does_not_exist"), &out);
   if (codeoid_error_code(err) != CODEOID_ERROR_NOT_FOUND) {
     fail("expected not_found, got %u", codeoid_error_code(err));

@@ -246,6 +246,94 @@ pub(crate) fn calls() -> Vec<Call> {
             |m, t, o| unsafe { codeoid_memory_import(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
+            "codeoid_memory_recall",
+            true,
+            &[
+                ("current_session_id", OPT, UTF8),
+                ("query", REQ, UTF8),
+                ("options_json", OPT, UTF8),
+            ],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, t, o| unsafe {
+                codeoid_memory_recall(m, t[0].0, t[0].1, t[1].0, t[1].1, t[2].0, t[2].1, o)
+            },
+        ),
+        call(
+            "codeoid_memory_recall_file",
+            true,
+            &[("path", REQ, UTF8)],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, t, o| unsafe { codeoid_memory_recall_file(m, t[0].0, t[0].1, o) },
+        ),
+        call(
+            "codeoid_memory_flush",
+            true,
+            &[],
+            None,
+            // SAFETY: live handle and a writable flag (`out_flushed` is tested on its own).
+            |m, _, _| unsafe { codeoid_memory_flush(m, 0, &mut false) },
+        ),
+        call(
+            "codeoid_memory_embedding_status",
+            true,
+            &[],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, _, o| unsafe { codeoid_memory_embedding_status(m, o) },
+        ),
+        call(
+            "codeoid_memory_warnings",
+            true,
+            &[],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, _, o| unsafe { codeoid_memory_warnings(m, o) },
+        ),
+        call(
+            "codeoid_memory_call_tool",
+            true,
+            &[
+                ("current_session_id", OPT, UTF8),
+                ("name", REQ, UTF8),
+                ("arguments_json", OPT, UTF8),
+            ],
+            Some("out_text"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call, and a
+            // writable flag (`out_is_error` is tested on its own).
+            |m, t, o| unsafe {
+                codeoid_memory_call_tool(
+                    m, t[0].0, t[0].1, t[1].0, t[1].1, t[2].0, t[2].1, o, &mut false,
+                )
+            },
+        ),
+        call(
+            "codeoid_memory_tool_schemas",
+            true,
+            &[("prefix", OPT, UTF8)],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, t, o| unsafe { codeoid_memory_tool_schemas(m, t[0].0, t[0].1, o) },
+        ),
+        call(
+            "codeoid_translate_declare_tools",
+            false,
+            &[("tools_json", REQ, UTF8), ("options_json", OPT, UTF8)],
+            Some("out_json"),
+            // SAFETY: valid (ptr, len) texts and out-structs for the call.
+            |_, t, o| unsafe {
+                codeoid_translate_declare_tools(
+                    CODEOID_FORMAT_OPENAI_RESPONSES,
+                    t[0].0,
+                    t[0].1,
+                    t[1].0,
+                    t[1].1,
+                    o,
+                )
+            },
+        ),
+        call(
             "codeoid_translate_to_messages",
             false,
             &[
@@ -364,9 +452,9 @@ fn valid_texts(call: &Call) -> Vec<String> {
     call.texts
         .iter()
         .map(|(name, _, _)| match *name {
-            "options_json" | "query_json" => "{}".to_string(),
+            "options_json" | "query_json" | "arguments_json" => "{}".to_string(),
             "turn_json" => r#"{"role":"user","parts":[{"type":"text","text":"hi"}]}"#.to_string(),
-            "turns_json" | "messages_json" => "[]".to_string(),
+            "turns_json" | "messages_json" | "tools_json" => "[]".to_string(),
             "request_json" => r#"{"turns":[]}"#.to_string(),
             _ => "x".to_string(),
         })
@@ -483,6 +571,38 @@ fn a_null_out_parameter_fails_before_anything_is_written() {
         0,
         "the turn was recorded despite the error"
     );
+}
+
+#[test]
+fn flag_out_parameters_are_required_and_named() {
+    let fx = Fixture::new();
+    // SAFETY: valid handle, NULL flag.
+    let err = check(unsafe { codeoid_memory_flush(fx.memory, 0, std::ptr::null_mut()) });
+    assert_null_argument(err, "codeoid_memory_flush", "out_flushed");
+    let (np, nl) = c("timeline");
+    let mut out = Out::new();
+    // SAFETY: valid handle, texts and out-string, NULL flag.
+    let err = check(unsafe {
+        codeoid_memory_call_tool(
+            fx.memory,
+            std::ptr::null(),
+            0,
+            np,
+            nl,
+            std::ptr::null(),
+            0,
+            out.ptr(),
+            std::ptr::null_mut(),
+        )
+    });
+    assert_null_argument(err, "codeoid_memory_call_tool", "out_is_error");
+    assert!(out.0.ptr.is_null(), "out_text written on failure");
+    // Written only on success: a failing call leaves the flag as the caller set it.
+    let mut flushed = true;
+    // SAFETY: NULL handle (reported), writable flag.
+    let err = check(unsafe { codeoid_memory_flush(std::ptr::null(), -1, &mut flushed) });
+    assert_null_argument(err, "codeoid_memory_flush", "memory");
+    assert!(flushed);
 }
 
 #[test]

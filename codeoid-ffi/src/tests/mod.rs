@@ -7,11 +7,14 @@
 //!   double frees, the error code table.
 //! - `flow`: the whole path a harness takes, on a real SQLite file.
 //! - `panics`: a panic in every fallible function comes back as `CODEOID_ERROR_PANIC`.
+//! - `recall`: recall, the memory tools by name, the tool declarations and the embedding
+//!   settings, lexically and (with `CODEOID_TEST_MODEL_DIR`) with the real model.
 //! - `threads`: one handle used from many threads at once.
 
 mod contract;
 mod flow;
 mod panics;
+mod recall;
 mod threads;
 
 use std::ffi::{CStr, c_char};
@@ -103,9 +106,12 @@ impl Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         let workspace = dir.path().join("project");
         std::fs::create_dir_all(&workspace).expect("workspace dir");
+        // No embedding model unless a test asks for one: recall is lexical and no worker thread
+        // looks for (or downloads) a model.
         let mut config = serde_json::json!({
             "db_path": dir.path().join("codeoid.db"),
             "workspace_dir": workspace,
+            "embeddings": {"enabled": false},
         });
         edit(&mut config);
         let config = config.to_string();

@@ -1,5 +1,6 @@
 //! One `codeoid_memory` used from many threads at once: writers in their own sessions, readers
-//! of the timeline and episodes, the index and compression, all through the C functions.
+//! of the timeline and episodes, recall and the memory tools, the index and compression, all
+//! through the C functions.
 //! Errors are returned objects, so each thread sees its own.
 
 use super::{Fixture, Out, c, check, exchange, record_on};
@@ -56,6 +57,42 @@ fn many_threads_share_one_handle() {
                         codeoid_memory_timeline(memory, std::ptr::null(), 0, out.ptr())
                     })
                     .unwrap();
+                    let (qp, ql) = c("SCHEMA_VERSION");
+                    let mut out = Out::new();
+                    // SAFETY: valid arguments; NULL session and options are optional.
+                    check(unsafe {
+                        codeoid_memory_recall(
+                            memory,
+                            std::ptr::null(),
+                            0,
+                            qp,
+                            ql,
+                            std::ptr::null(),
+                            0,
+                            out.ptr(),
+                        )
+                    })
+                    .unwrap();
+                    let (np, nl) = c("recall");
+                    let (ap, al) = c(r#"{"query": "migration"}"#);
+                    let mut out = Out::new();
+                    let mut is_error = true;
+                    // SAFETY: valid arguments.
+                    check(unsafe {
+                        codeoid_memory_call_tool(
+                            memory,
+                            std::ptr::null(),
+                            0,
+                            np,
+                            nl,
+                            ap,
+                            al,
+                            out.ptr(),
+                            &mut is_error,
+                        )
+                    })
+                    .unwrap();
+                    assert!(!is_error, "{}", out.text());
                     let (cp, cl) = c("git status");
                     let (op, ol) = c("On branch main\nnothing to commit\n");
                     let mut out = Out::new();

@@ -8,19 +8,26 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/codeoid/codeoid/examples/go/codeoid"
 )
 
-// open opens a memory on a fresh store file with its own workspace directory.
+// open opens a memory on a fresh store file with its own workspace directory, without an
+// embedding model (lexical recall; no worker thread looks for or downloads one).
 func open(t *testing.T) *codeoid.Memory {
+	return openWith(t, codeoid.NoEmbeddings())
+}
+
+// openWith is open with the given embedding settings.
+func openWith(t *testing.T, embeddings *codeoid.Embeddings) *codeoid.Memory {
 	t.Helper()
 	dir := t.TempDir()
 	workspace := filepath.Join(dir, "project")
 	if err := os.MkdirAll(workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m, err := codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: workspace})
+	m, err := codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: workspace, Embeddings: embeddings})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -273,6 +280,12 @@ func TestManyGoroutinesShareOneMemory(t *testing.T) {
 				if _, err := m.WorkspaceIndex(session); err != nil {
 					errs <- err
 				}
+				if _, err := m.Recall("", "SCHEMA_VERSION", &codeoid.RecallOptions{Limit: 3}); err != nil {
+					errs <- err
+				}
+				if out, err := m.CallTool(session, "recall", `{"query": "migration"}`); err != nil || out.IsError {
+					errs <- fmt.Errorf("recall tool: %+v %v", out, err)
+				}
 			}
 		}(w)
 	}
@@ -386,4 +399,157 @@ func TestBlobsComeBackByteForByte(t *testing.T) {
 		return
 	}
 	t.Fatalf("the raw stdout is kept as a blob: %+v", episode.Blobs)
+}
+
+func TestRecallAndTheMemoryTools(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_a"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := record(t, m, "ses_a", exchange(1, 1000))
+	ids = append(ids, record(t, m, "ses_a", exchange(2, 1000))...)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_b"}); err != nil {
+		t.Fatal(err)
+	}
+
+	hits, err := m.Recall("ses_b", "SCHEMA_VERSION", &codeoid.RecallOptions{Limit: 1})
+	if err != nil || len(hits) != 1 || hits[0].SessionID != "ses_a" || !strings.Contains(hits[0].Content, "SCHEMA_VERSION") {
+		t.Fatalf("recall: %+v %v", hits, err)
+	}
+	if c := hits[0].Components; c.Vec != 0 || c.BM25 <= 0 || hits[0].Score <= 0 {
+		t.Fatalf("lexical components: %+v", hits[0])
+	}
+	if own, err := m.Recall("ses_a", "SCHEMA_VERSION", nil); err != nil || len(own) != 0 {
+		t.Fatalf("the current session is excluded: %+v %v", own, err)
+	}
+	if none, err := m.Recall("", "SCHEMA_VERSION", &codeoid.RecallOptions{Filters: codeoid.RecallFilters{ToolName: "Bash"}}); err != nil || len(none) != 0 {
+		t.Fatalf("filtered: %+v %v", none, err)
+	}
+	if _, err := m.Recall("", "x", &codeoid.RecallOptions{Limit: 101}); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("limit: %v", err)
+	}
+	if _, err := m.Recall("ses_missing", "x", nil); !errors.Is(err, codeoid.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+
+	out, err := m.CallTool("ses_b", "codeoid_memory__get_episode", fmt.Sprintf(`{"episode_id": %q}`, ids[0]))
+	if err != nil || out.IsError || !strings.Contains(out.Text, "# Tool: Read") {
+		t.Fatalf("get_episode: %+v %v", out, err)
+	}
+	out, err = m.CallTool("ses_b", "recall", `{"query": "SCHEMA_VERSION", "limit": 1}`)
+	if err != nil || out.IsError || !strings.Contains(out.Text, "episode_id: ep_") {
+		t.Fatalf("recall tool: %+v %v", out, err)
+	}
+	if out, err := m.CallTool("", "timeline", ""); err != nil || out.IsError {
+		t.Fatalf("timeline without arguments: %+v %v", out, err)
+	}
+	if out, err := m.CallTool("ses_b", "forget", "{}"); err != nil || !out.IsError || !strings.Contains(out.Text, "unknown memory tool") {
+		t.Fatalf("an unknown tool is an error result: %+v %v", out, err)
+	}
+
+	specs, err := m.ToolSchemas("codeoid_memory")
+	if err != nil || len(specs) != 4 || specs[0].Name != "codeoid_memory__recall" || specs[0].InputSchema["type"] != "object" {
+		t.Fatalf("schemas: %+v %v", specs, err)
+	}
+	if _, err := m.ToolSchemas("has space"); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("bad prefix: %v", err)
+	}
+	for _, format := range []codeoid.Format{codeoid.Anthropic, codeoid.OpenAIChat, codeoid.OpenAIResponses, codeoid.Gemini} {
+		declared, err := codeoid.DeclareTools(format, specs, nil)
+		if err != nil || !strings.Contains(string(declared.Tools), "codeoid_memory__get_episode") {
+			t.Fatalf("declare for %d: %s %v", format, declared.Tools, err)
+		}
+	}
+	if _, err := codeoid.DeclareTools(codeoid.Format(0), specs, nil); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("bad format: %v", err)
+	}
+
+	found, err := m.RecallFile("src/store/schema.rs")
+	if err != nil || found == nil || found.Episode.ID != ids[len(ids)-1] || found.Path.Access != "read" || found.Disk.State == "" {
+		t.Fatalf("recall file: %+v %v", found, err)
+	}
+	if none, err := m.RecallFile("src/never_read.rs"); err != nil || none != nil {
+		t.Fatalf("never read: %+v %v", none, err)
+	}
+
+	if flushed, err := m.Flush(-1); err != nil || !flushed {
+		t.Fatalf("flush: %v %v", flushed, err)
+	}
+	if status, err := m.EmbeddingStatus(); err != nil || status.Phase != "disabled" {
+		t.Fatalf("status: %+v %v", status, err)
+	}
+	if warnings, err := m.Warnings(); err != nil || len(warnings) != 0 {
+		t.Fatalf("warnings: %v %v", warnings, err)
+	}
+	_ = m.Close()
+	if _, err := m.CallTool("", "timeline", ""); !errors.Is(err, codeoid.ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+	if _, err := m.Flush(0); !errors.Is(err, codeoid.ErrClosed) {
+		t.Fatalf("flush after close: %v", err)
+	}
+}
+
+func TestAMissingModelLeavesRecallLexical(t *testing.T) {
+	m := openWith(t, &codeoid.Embeddings{ModelDir: filepath.Join(t.TempDir(), "no-model")})
+	status, err := m.EmbeddingStatus()
+	if err != nil || status.Phase != "unavailable" {
+		t.Fatalf("status: %+v %v", status, err)
+	}
+	if warnings, err := m.Warnings(); err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "lexical") {
+		t.Fatalf("warnings: %v %v", warnings, err)
+	}
+	off := false
+	if _, err := codeoid.Open(codeoid.Config{Embeddings: &codeoid.Embeddings{Enabled: &off, ModelDir: "/m"}}); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("contradiction: %v", err)
+	}
+}
+
+// TestRecallByMeaningWithTheRealModel needs CODEOID_TEST_MODEL_DIR (make test-go sets it).
+func TestRecallByMeaningWithTheRealModel(t *testing.T) {
+	dir := os.Getenv("CODEOID_TEST_MODEL_DIR")
+	if dir == "" {
+		t.Skip("CODEOID_TEST_MODEL_DIR is not set; run: export CODEOID_TEST_MODEL_DIR=$(./scripts/fetch-test-model.sh)")
+	}
+	m := openWith(t, &codeoid.Embeddings{ModelDir: dir})
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_model"}); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		record(t, m, "ses_model", exchange(n, 1000))
+	}
+	if flushed, err := m.Flush(2 * time.Minute); err != nil || !flushed {
+		t.Fatalf("flush: %v %v", flushed, err)
+	}
+	status, err := m.EmbeddingStatus()
+	if err != nil || status.Phase != "ready" || status.ModelID == nil || status.IndexedEpisodes < 3 {
+		t.Fatalf("status: %+v %v", status, err)
+	}
+	// Goroutines recall by meaning while another records.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hits, err := m.Recall("", "which constant holds the database schema version?", nil)
+			if err != nil || len(hits) == 0 || hits[0].Components.Vec <= 0 {
+				errs <- fmt.Errorf("recall by meaning: %+v %v", hits, err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, turn := range exchange(4, 1000) {
+			if _, err := m.RecordTurn("ses_model", turn); err != nil {
+				errs <- err
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

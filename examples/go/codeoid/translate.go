@@ -117,3 +117,35 @@ func ToRequest(format Format, model string, request Request, options map[string]
 	}, model)
 	return out, err
 }
+
+// DeclaredTools is a provider's `tools` value declaring some tools.
+type DeclaredTools struct {
+	Tools  json.RawMessage `json:"tools"`
+	Losses []Loss          `json:"losses"`
+}
+
+// DeclareTools declares tools (for example those of Memory.ToolSchemas) in format's shape: the
+// value of a request's `tools` field.
+func DeclareTools(format Format, tools []ToolSpec, options map[string]any) (DeclaredTools, error) {
+	var out DeclaredTools
+	if tools == nil {
+		tools = []ToolSpec{}
+	}
+	toolsJSON, err := optionalJSON(tools)
+	if err != nil {
+		return out, err
+	}
+	var optionsJSON string
+	if options != nil {
+		if optionsJSON, err = optionalJSON(options); err != nil {
+			return out, err
+		}
+	}
+	tp, tl := text(toolsJSON)
+	op, ol := optionalText(optionsJSON)
+	var s C.codeoid_string
+	if err := takeError(C.codeoid_translate_declare_tools(C.uint32_t(format), tp, tl, op, ol, &s)); err != nil {
+		return out, err
+	}
+	return out, decodeOut(&s, &out)
+}

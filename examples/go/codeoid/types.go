@@ -23,6 +23,25 @@ type Config struct {
 	Index    map[string]any `json:"index,omitempty"`
 	// Store settings: busy_timeout_ms, max_episode_bytes, hash_read_files, include_thinking.
 	Store map[string]any `json:"store,omitempty"`
+	// Embeddings chooses the model recall uses; nil finds one automatically (CODEOID_MODEL_DIR,
+	// the Hugging Face cache, then a download on a background thread).
+	Embeddings *Embeddings `json:"embeddings,omitempty"`
+}
+
+// Embeddings chooses the embedding model; every field is optional.
+type Embeddings struct {
+	// Enabled false: no model, recall is lexical (BM25, recency, paths), no worker thread.
+	Enabled *bool `json:"enabled,omitempty"`
+	// ModelDir is a sentence-transformers checkpoint directory to use.
+	ModelDir string `json:"model_dir,omitempty"`
+	// Download false: use a model only if one is found locally.
+	Download *bool `json:"download,omitempty"`
+}
+
+// NoEmbeddings is the Embeddings of lexical-only recall.
+func NoEmbeddings() *Embeddings {
+	off := false
+	return &Embeddings{Enabled: &off}
 }
 
 // Workspace is the workspace a Memory is bound to.
@@ -300,4 +319,80 @@ type RunOutput struct {
 	EpisodeID  *string     `json:"episode_id"`
 	Compressed *Compressed `json:"compressed"`
 	StoreError *string     `json:"store_error"`
+}
+
+// RecallOptions tunes Memory.Recall; zero values mean the defaults.
+type RecallOptions struct {
+	// Limit is the number of hits, 1..100 (0: the default, 6).
+	Limit int `json:"limit,omitempty"`
+	// IncludeCurrentSession also searches the calling session's own episodes.
+	IncludeCurrentSession bool `json:"include_current_session,omitempty"`
+	// AsOf (RFC 3339) is the time recency is measured from; "" means now.
+	AsOf    string        `json:"as_of,omitempty"`
+	Filters RecallFilters `json:"filters"`
+}
+
+// RecallFilters restrict a recall; zero values filter nothing.
+type RecallFilters struct {
+	SessionID        string `json:"session_id,omitempty"`
+	ExcludeSessionID string `json:"exclude_session_id,omitempty"`
+	// ToolName matches case-insensitively.
+	ToolName string `json:"tool_name,omitempty"`
+	// Since and Until (RFC 3339) bound the episodes' creation time: since <= t < until.
+	Since string   `json:"since,omitempty"`
+	Until string   `json:"until,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+}
+
+// Components are the four signals of a hit, each in [0, 1].
+type Components struct {
+	// Vec is the cosine similarity with the query (0 without a model or before embedding).
+	Vec     float64 `json:"vec"`
+	BM25    float64 `json:"bm25"`
+	Recency float64 `json:"recency"`
+	Path    float64 `json:"path"`
+}
+
+// Hit is one recalled episode.
+type Hit struct {
+	EpisodeHeader
+	Content    string        `json:"content"`
+	Paths      []EpisodePath `json:"paths"`
+	Score      float64       `json:"score"`
+	Components Components    `json:"components"`
+}
+
+// DiskState says whether a file still has the content it had when it was read.
+type DiskState struct {
+	// State is unchanged, changed, deleted or unknown.
+	State string `json:"state"`
+	// Reason says why the state is unknown.
+	Reason *string `json:"reason"`
+}
+
+// FileRecall is the most recent read of a file.
+type FileRecall struct {
+	Episode    Episode        `json:"episode"`
+	Path       EpisodePath    `json:"path"`
+	Disk       DiskState      `json:"disk"`
+	LaterWrite *EpisodeHeader `json:"later_write"`
+}
+
+// ToolOutput is what a memory tool call returns to the model; send it as an error tool result
+// when IsError is set.
+type ToolOutput struct {
+	Text    string
+	IsError bool
+}
+
+// EmbeddingStatus is the embedding worker's progress.
+type EmbeddingStatus struct {
+	// Phase is downloading, loading, ready, unavailable (recall is lexical; see Warnings) or
+	// disabled.
+	Phase           string  `json:"phase"`
+	ModelID         *string `json:"model_id"`
+	IndexedEpisodes uint64  `json:"indexed_episodes"`
+	IndexedWindows  uint64  `json:"indexed_windows"`
+	IndexBytes      uint64  `json:"index_bytes"`
+	FailedEpisodes  uint64  `json:"failed_episodes"`
 }

@@ -1,6 +1,11 @@
 // Command quickstart walks the codeoid Go API: open a store, record a session, read memory
-// back, build the workspace index, rotate, compress output and hand the conversation to another
-// backend. It exits non-zero on the first surprise, so `make test-go` runs it as a check.
+// back, recall and call the memory tools by name as a model would, build the workspace index,
+// rotate, compress output and hand the conversation to another backend. It exits non-zero on the
+// first surprise, so `make test-go` runs it as a check.
+//
+// Recall is lexical here: the store opens with codeoid.NoEmbeddings(), so no model is looked for
+// or downloaded (hits rank by BM25, recency and paths). Set CODEOID_MODEL_DIR to a
+// sentence-transformers checkpoint to recall by meaning instead.
 package main
 
 import (
@@ -10,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/codeoid/codeoid/examples/go/codeoid"
 )
@@ -37,7 +43,11 @@ func main() {
 	workspace := filepath.Join(dir, "project")
 	check(os.MkdirAll(workspace, 0o755) == nil, "mkdir")
 
-	memory := must(codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: workspace}))
+	embeddings := codeoid.NoEmbeddings()
+	if model := os.Getenv("CODEOID_MODEL_DIR"); model != "" {
+		embeddings = &codeoid.Embeddings{ModelDir: model}
+	}
+	memory := must(codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: workspace, Embeddings: embeddings}))
 	defer memory.Close()
 
 	session := must(memory.StartSession(codeoid.SessionOptions{ID: "ses_quickstart", Name: "schema bug"}))
@@ -61,6 +71,25 @@ func main() {
 	check(len(page.Episodes) == 3, "timeline page of 3, got %d", len(page.Episodes))
 	text := must(memory.EpisodeText(session.ID, page.Episodes[0].ID))
 	fmt.Printf("newest episode (%s):\n%s\n", page.Episodes[0].Summary, text)
+
+	// Recall, then the memory tools by name: a harness declares ToolSchemas for its provider and
+	// hands each call the model makes of one of them to CallTool.
+	check(must(memory.Flush(time.Minute)), "every episode embedded (at once without a model)")
+	hits := must(memory.Recall("", "SCHEMA_VERSION", &codeoid.RecallOptions{Limit: 2}))
+	check(len(hits) == 2, "two hits, got %d", len(hits))
+	fmt.Printf("recall: %s (score %.2f, bm25 %.2f, vec %.2f)\n", hits[0].Summary, hits[0].Score, hits[0].Components.BM25, hits[0].Components.Vec)
+	specs := must(memory.ToolSchemas("codeoid_memory"))
+	declared := must(codeoid.DeclareTools(codeoid.Anthropic, specs, nil))
+	fmt.Printf("declared %d memory tools for Anthropic (%d bytes)\n", len(specs), len(declared.Tools))
+	out := must(memory.CallTool(session.ID, "codeoid_memory__get_episode", fmt.Sprintf(`{"episode_id": %q}`, hits[0].ID)))
+	check(!out.IsError && strings.Contains(out.Text, "SCHEMA_VERSION"), "get_episode by name: %+v", out)
+	out = must(memory.CallTool(session.ID, "recall_file", `{"path": "src/store/schema.rs"}`))
+	check(!out.IsError, "recall_file by name: %s", out.Text)
+	out = must(memory.CallTool(session.ID, "forget", "{}"))
+	check(out.IsError, "an unknown tool is an error result for the model")
+	fmt.Println("unknown tool, told to the model:", out.Text)
+	status := must(memory.EmbeddingStatus())
+	fmt.Printf("embeddings: %s, warnings: %v\n", status.Phase, must(memory.Warnings()))
 
 	index := must(memory.WorkspaceIndex(session.ID))
 	check(strings.Contains(index, "src/store/schema.rs"), "hot file in the index")
