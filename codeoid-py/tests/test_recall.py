@@ -204,6 +204,9 @@ def test_embeddings_false_and_the_environment(tmp_path: pathlib.Path, monkeypatc
     monkeypatch.setenv("CODEOID_EMBEDDINGS", "0")
     with codeoid.Memory(":memory:", tmp_path) as memory:
         assert memory.embedding_status().phase == "disabled"
+    with codeoid.Memory(":memory:", tmp_path, embeddings=True) as memory:
+        assert memory.flush(30.0)
+        assert memory.embedding_status().phase != "disabled", "embeddings=True overrides the variable"
     monkeypatch.setenv("CODEOID_EMBEDDINGS", "maybe")
     with pytest.raises(codeoid.InvalidInputError, match="CODEOID_EMBEDDINGS"):
         codeoid.Memory(":memory:", tmp_path)
