@@ -3,8 +3,8 @@
 //!
 //! One file per area, each adding its own `#[pymethods]` block to `Memory`:
 //! - `memory`: the `Memory` class, opening, `close()`, the context manager, properties;
-//! - `sessions`, `record`, `reads`, `rotation`, `index`, `compress`, `lineage`: the methods and their
-//!   frozen result classes;
+//! - `sessions`, `record`, `reads`, `recall`, `tools`, `rotation`, `index`, `compress`, `lineage`:
+//!   the methods and their frozen result classes;
 //! - `translate`: provider messages ⇄ canonical turns;
 //! - `errors`: core error kinds → the `codeoid.CodeoidError` hierarchy;
 //! - `convert`: Python values ⇄ JSON, with errors that name the offending place;
@@ -22,10 +22,12 @@ mod index;
 mod lineage;
 mod memory;
 mod reads;
+mod recall;
 mod record;
 mod repr;
 mod rotation;
 mod sessions;
+mod tools;
 mod translate;
 
 use pyo3::prelude::*;
@@ -52,6 +54,11 @@ fn _codeoid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reads::EpisodePath>()?;
     m.add_class::<reads::BlobRef>()?;
     m.add_class::<reads::TimelinePage>()?;
+    m.add_class::<recall::Hit>()?;
+    m.add_class::<recall::Components>()?;
+    m.add_class::<recall::FileRecall>()?;
+    m.add_class::<recall::EmbeddingStatus>()?;
+    m.add_class::<tools::ToolResult>()?;
     m.add_class::<rotation::RotationDecision>()?;
     m.add_class::<rotation::Rotation>()?;
     m.add_class::<rotation::Seed>()?;

@@ -11,18 +11,18 @@
 //! the store closes when the last one returns. Any call after `close()` raises
 //! `InvalidInputError` (a `ValueError`, as a closed Python file does), never crashes.
 
-use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
-
+use codeoid_core::retrieve::ModelChoice;
 use codeoid_core::store::{Store, StoreOptions};
 use codeoid_core::{Memory, MemoryConfig};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::boundary::detached;
 use crate::convert::Count;
 use crate::errors;
+use crate::recall;
 use crate::repr::Repr;
 
 /// The path that asks for a private in-memory store, as in `sqlite3`.
@@ -36,6 +36,11 @@ const IN_MEMORY: &str = ":memory:";
 /// string ":memory:" for a private in-memory store) and binds it to the workspace containing the
 /// directory `workspace` (default: the current directory). Settings not given come from the
 /// `CODEOID_*` environment variables when `env` is true, else from the documented defaults.
+///
+/// Recall ranks with an embedding model, loaded (or downloaded) by a background thread and
+/// found as the CLI finds it: `CODEOID_MODEL_DIR`, the Hugging Face cache, then a download.
+/// `model_dir` names a checkpoint directory instead; `embeddings=False` turns the model off
+/// (recall ranks by words, recency and paths).
 ///
 /// Use it as a context manager, or call `close()`; any method called after `close()` raises
 /// `InvalidInputError`. Safe to share between threads: calls release the GIL.
@@ -77,6 +82,8 @@ impl PyMemory {
         hash_read_files = None,
         max_episode_bytes = None,
         busy_timeout = None,
+        embeddings = None,
+        model_dir = None,
         env = true,
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -96,16 +103,28 @@ impl PyMemory {
         hash_read_files: Option<bool>,
         max_episode_bytes: Option<Count>,
         busy_timeout: Option<f64>,
+        embeddings: Option<bool>,
+        model_dir: Option<PathBuf>,
         env: bool,
     ) -> PyResult<PyMemory> {
-        let busy_timeout = match busy_timeout {
-            None => None,
-            Some(secs) => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
-                errors::invalid_input(
+        let busy_timeout = busy_timeout
+            .map(|secs| recall::seconds(py, secs, "busy_timeout"))
+            .transpose()?;
+        let model = match (embeddings, model_dir) {
+            (Some(false), Some(dir)) => {
+                return Err(errors::invalid_input(
                     py,
-                    format!("busy_timeout {secs} is not a duration; pass seconds as a non-negative number"),
-                )
-            })?),
+                    format!(
+                        "embeddings=False turns the model off, but model_dir={} names one; pass \
+                         one or the other",
+                        dir.display().to_string().repr()
+                    ),
+                ));
+            }
+            (_, Some(dir)) => Some(ModelChoice::Dir(dir)),
+            (Some(false), None) => Some(ModelChoice::Disabled),
+            (Some(true), None) => Some(ModelChoice::Auto),
+            (None, None) => None,
         };
         let min_turns = min_turns.map(|n| n.to_u32(py, "min_turns")).transpose()?;
         let context_window = context_window.map(|n| n.0);
@@ -145,6 +164,9 @@ impl PyMemory {
             }
             if compress_rules.is_some() {
                 config.compress_rules = compress_rules;
+            }
+            if let Some(model) = model {
+                config.embedding.model = model;
             }
             let mut options = StoreOptions::default();
             if let Some(hash) = hash_read_files {

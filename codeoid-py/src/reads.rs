@@ -5,7 +5,7 @@
 //! Everything is scoped to the memory's workspace: another workspace's ids are `NotFoundError`.
 
 use chrono::{DateTime, Utc};
-use codeoid_core::store::{self, StoredEpisode, TimelineQuery};
+use codeoid_core::store::{self, StoredEpisode, StoredPath, TimelineQuery};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -66,6 +66,17 @@ pub struct EpisodeHeader {
     pub created_at: DateTime<Utc>,
     /// Estimated tokens of its content.
     pub token_estimate: u64,
+}
+
+impl From<StoredPath> for EpisodePath {
+    fn from(p: StoredPath) -> EpisodePath {
+        EpisodePath {
+            given: p.given,
+            relative: p.relative,
+            access: p.access.as_str(),
+            content_hash: p.content_hash,
+        }
+    }
 }
 
 #[pymethods]
@@ -175,16 +186,7 @@ impl From<StoredEpisode> for Episode {
             created_at: h.created_at,
             token_estimate: h.token_estimate,
             content: e.content,
-            paths: e
-                .paths
-                .into_iter()
-                .map(|p| EpisodePath {
-                    given: p.given,
-                    relative: p.relative,
-                    access: p.access.as_str(),
-                    content_hash: p.content_hash,
-                })
-                .collect(),
+            paths: e.paths.into_iter().map(EpisodePath::from).collect(),
             blobs: e
                 .blobs
                 .into_iter()

@@ -62,7 +62,14 @@ macro_rules! display_repr {
         }
     )*};
 }
-display_repr!(u32, u64, i32, usize, f64);
+display_repr!(u32, u64, i32, usize);
+
+impl Repr for f64 {
+    /// Rust's `Debug` form, which keeps the `.0` of a whole number as Python does (`0.0`).
+    fn repr(&self) -> String {
+        format!("{self:?}")
+    }
+}
 
 impl<T: Repr> Repr for Option<T> {
     fn repr(&self) -> String {

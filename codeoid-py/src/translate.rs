@@ -245,14 +245,26 @@ pub(crate) fn declare_tools<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let value = convert::to_json(&tools, "tools")?;
     let options = self::options(options.as_ref())?;
-    let out = attached(py, || {
-        let specs: Vec<ToolSpec> = serde_json::from_value(value).map_err(|e| {
+    let specs: Vec<ToolSpec> = attached(py, || {
+        serde_json::from_value(value).map_err(|e| {
             Error::invalid_input(format!(
                 "tools: {e}; expected a list of {{\"name\", \"description\", \"input_schema\"}} \
                  dicts, as Memory.tool_schemas() returns"
             ))
-        })?;
-        translate::declare_tools(&specs, format.parse::<Format>()?, &options)
+        })
+    })?;
+    declarations(py, &specs, &format, &options)
+}
+
+/// `specs` declared in `format`'s shape: `{"tools": ..., "losses": [...]}`.
+pub(crate) fn declarations<'py>(
+    py: Python<'py>,
+    specs: &[ToolSpec],
+    format: &str,
+    options: &Options,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = attached(py, || {
+        translate::declare_tools(specs, format.parse::<Format>()?, options)
     })?;
     let dict = PyDict::new(py);
     dict.set_item("tools", convert::to_py(py, &out.value)?)?;

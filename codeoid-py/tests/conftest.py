@@ -20,10 +20,19 @@ def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def no_model_download(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test downloads an embedding model: a Memory opened without `model_dir` or
+    `embeddings=False` looks for one as the CLI does, and would fetch it in the background."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("CODEOID_MODEL_DIR", raising=False)
+
+
 @pytest.fixture
 def memory(tmp_path: pathlib.Path, workspace: pathlib.Path) -> Iterator[codeoid.Memory]:
-    """A memory over a store file of its own, ignoring the environment."""
-    with codeoid.Memory(tmp_path / "codeoid.db", workspace, env=False) as m:
+    """A memory over a store file of its own, ignoring the environment, without embeddings
+    (recall ranks by words, recency and paths)."""
+    with codeoid.Memory(tmp_path / "codeoid.db", workspace, embeddings=False, env=False) as m:
         yield m
 
 
@@ -45,3 +54,12 @@ def model_dir() -> pathlib.Path:
     path = pathlib.Path(value)
     assert (path / "model.safetensors").is_file(), f"no model.safetensors in {path}"
     return path
+
+
+@pytest.fixture
+def model_memory(
+    tmp_path: pathlib.Path, workspace: pathlib.Path, model_dir: pathlib.Path
+) -> Iterator[codeoid.Memory]:
+    """A memory that embeds with the real test model."""
+    with codeoid.Memory(tmp_path / "model.db", workspace, model_dir=model_dir, env=False) as m:
+        yield m

@@ -22,7 +22,8 @@ def test_get_episode_returns_the_exact_content(memory: codeoid.Memory, session: 
     assert e.token_estimate > 0 and e.turn_seq == 2
     assert isinstance(e.created_at, datetime.datetime) and e.created_at.tzinfo is not None
     assert [(p.given, p.relative, p.access) for p in e.paths] == [("src/main.rs", "src/main.rs", "read")]
-    assert e.paths[0].content_hash is None
+    hash = e.paths[0].content_hash
+    assert hash is not None and hash.startswith("sha256:"), "a live read of a file on disk is hashed"
     assert e.blobs == []
     assert "Episode(id=" in repr(e) and "EpisodePath(" in repr(e.paths[0])
     assert memory.get_episode(episode_id) == e
