@@ -56,9 +56,13 @@ pub fn record_copy(store: &Store, sessions: &[ImportedSession], copy: usize) -> 
                         ..NewSession::default()
                     },
                 )
-                .unwrap();
-            store.record_turns(&id, &session.turns).unwrap();
-            store.finish_session(&id).unwrap();
+                .expect("the store accepts a copied session");
+            store
+                .record_turns(&id, &session.turns)
+                .expect("the store accepts a copied session's turns");
+            store
+                .finish_session(&id)
+                .expect("a recorded session can be finished");
             id
         })
         .collect()
