@@ -281,6 +281,7 @@ impl RecallOptions {
                 since: f.since,
                 until: f.until,
                 paths: f.paths,
+                ..RecallFilters::default()
             },
             include_current_session: self.include_current_session,
             as_of: self.as_of,

@@ -286,6 +286,7 @@ impl PyMemory {
                 since,
                 until,
                 paths: paths.unwrap_or_default(),
+                ..RecallFilters::default()
             },
             include_current_session,
             as_of,

@@ -13,8 +13,9 @@ use crate::tools::{FileRecall, disk_state};
 impl Memory {
     /// The episodes of this workspace most relevant to `query`, best first, each with its four
     /// signals (DESIGN §2). Seen from `current_session`: unless `query.include_current_session`
-    /// is set, that session's own episodes are left out (they are in its context already). Also
-    /// usable with no session (`None`: nothing is excluded).
+    /// is set, that session's live episodes are left out (they are in its context already);
+    /// after a rotation only those recorded since it are, so what the model can no longer see
+    /// stays findable. Also usable with no session (`None`: nothing is excluded).
     ///
     /// Episodes recorded a moment ago may not be embedded yet (their `vec` is 0 until the
     /// worker reaches them); call [`Memory::flush`] first when that matters.
@@ -29,6 +30,7 @@ impl Memory {
             self.session(session)?;
             if !query.include_current_session {
                 query.filters.exclude_session_id = Some(session.to_owned());
+                query.filters.exclude_from_pk = self.store.live_context_start(session)?;
             }
         }
         self.retriever.recall(&query)

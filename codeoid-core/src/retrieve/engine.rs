@@ -233,6 +233,7 @@ impl Retriever {
         let lexical_filters = LexicalFilters {
             session_id: filters.session_id.clone(),
             exclude_session_id: filters.exclude_session_id.clone(),
+            exclude_from_pk: filters.exclude_from_pk,
             tool_name: filters.tool_name.clone(),
             since: filters.since,
             until: filters.until,
@@ -376,6 +377,7 @@ impl Retriever {
         let filter = IndexFilter {
             session_id: filters.session_id.as_deref(),
             exclude_session_id: filters.exclude_session_id.as_deref(),
+            exclude_from_pk: filters.exclude_from_pk,
             tool_name: filters.tool_name.as_deref(),
             since: filters.since,
             until: filters.until,

@@ -19,6 +19,9 @@ pub struct RecallFilters {
     pub session_id: Option<String>,
     /// No episodes of this session.
     pub exclude_session_id: Option<String>,
+    /// With `exclude_session_id`: exclude only that session's episodes from this store key on
+    /// (the ones still in its live context since its last rotation); `None` excludes them all.
+    pub exclude_from_pk: Option<i64>,
     /// Only episodes of this tool (case-insensitive).
     pub tool_name: Option<String>,
     /// Only episodes created at or after this time.

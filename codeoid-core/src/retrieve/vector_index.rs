@@ -68,6 +68,8 @@ pub struct IndexFilter<'a> {
     pub session_id: Option<&'a str>,
     /// Not this session.
     pub exclude_session_id: Option<&'a str>,
+    /// With `exclude_session_id`: only that session's episodes from this key on are excluded.
+    pub exclude_from_pk: Option<i64>,
     /// Only this tool (case-insensitive).
     pub tool_name: Option<&'a str>,
     /// Only at or after this time.
@@ -320,9 +322,10 @@ impl VectorIndex {
         let since = filter.since.map(|t| t.timestamp_millis());
         let until = filter.until.map(|t| t.timestamp_millis());
         let pks = filter.pks;
+        let exclude_from = filter.exclude_from_pk.unwrap_or(i64::MIN);
         Some(move |e: &Entry| {
             session.is_none_or(|s| e.session == s)
-                && exclude.is_none_or(|s| e.session != s)
+                && exclude.is_none_or(|s| e.session != s || e.pk < exclude_from)
                 && tool.is_none_or(|t| e.tool == t)
                 && since.is_none_or(|t| e.created_ms >= t)
                 && until.is_none_or(|t| e.created_ms < t)

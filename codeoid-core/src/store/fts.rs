@@ -54,6 +54,8 @@ pub struct LexicalFilters {
     pub session_id: Option<String>,
     /// No episodes of this session (the caller's own, usually).
     pub exclude_session_id: Option<String>,
+    /// With `exclude_session_id`: only that session's episodes from this key on are excluded.
+    pub exclude_from_pk: Option<i64>,
     /// Only episodes of this tool (case-insensitive).
     pub tool_name: Option<String>,
     /// Only episodes created at or after this time.
@@ -322,10 +324,14 @@ impl Store {
         }
         if let Some(session) = &filters.exclude_session_id {
             add(
-                " AND e.session_id <> ?",
+                " AND (e.session_id <> ?",
                 Value::Text(session.clone()),
                 &mut sql,
             );
+            match filters.exclude_from_pk {
+                Some(pk) => add(" OR e.pk < ?)", Value::Integer(pk), &mut sql),
+                None => sql.push(')'),
+            }
         }
         if let Some(tool) = &filters.tool_name {
             add(

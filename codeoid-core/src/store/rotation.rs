@@ -75,6 +75,41 @@ impl Store {
         })
     }
 
+    /// Where session `id`'s live context starts, as an episode key: after a rotation, the key
+    /// of the first episode recorded since (or, when there is none yet, one past every key so
+    /// far); `None` when the session never rotated (all of its episodes are live). Recall leaves
+    /// out the calling session's live episodes only: what came before a rotation is no longer in
+    /// the model's context and must stay findable.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when there is no such session.
+    pub fn live_context_start(&self, id: &str) -> Result<Option<i64>> {
+        let context = format!("cannot read where session {id:?}'s live context starts");
+        self.read(|conn| {
+            let row: Option<(i64, i64)> = conn
+                .prepare_cached(
+                    "SELECT rotation_count, rotated_at_turn FROM sessions WHERE id = ?1",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .optional()
+                })
+                .map_err(|e| db_error(&context, e))?;
+            let (count, rotated_at_turn) = row.ok_or_else(|| not_found(id))?;
+            if count == 0 {
+                return Ok(None);
+            }
+            conn.prepare_cached(
+                "SELECT coalesce(
+                     (SELECT min(pk) FROM episodes WHERE session_id = ?1 AND turn_seq >= ?2),
+                     (SELECT coalesce(max(pk), 0) + 1 FROM episodes))",
+            )
+            .and_then(|mut stmt| stmt.query_row(params![id, rotated_at_turn], |r| r.get(0)))
+            .map(Some)
+            .map_err(|e| db_error(&context, e))
+        })
+    }
+
     /// Rotates session `id`: increments its rotation count, records the time and the new backing
     /// context id, resets the turns-since-rotation mark, leaves `pending_seed` (JSON) for the next
     /// message and writes a `rotation` episode the timeline shows, all in one transaction.

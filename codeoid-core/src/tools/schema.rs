@@ -107,7 +107,7 @@ impl ToolName {
                     "include_current_session": {
                         "type": "boolean",
                         "default": false,
-                        "description": "Also search this session's own episodes."
+                        "description": "Also search what this session did since its last rotation (still in your context). Earlier work, including this session's before a rotation, is always searched."
                     },
                     "tool_name": {
                         "type": "string",

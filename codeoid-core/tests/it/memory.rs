@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use codeoid_core::canonical::{CallUsage, Part, Role, Turn, Usage};
+use codeoid_core::retrieve::RecallQuery;
 use codeoid_core::rotate::Reason;
 use codeoid_core::store::{NewSession, TimelineQuery};
 use codeoid_core::{ErrorKind, Memory, MemoryConfig};
@@ -174,6 +175,75 @@ fn manual_rotation_is_refused_before_the_guard_and_allowed_after() {
     assert_eq!(
         memory.rotate(&s, None).unwrap_err().kind(),
         ErrorKind::RotationRefused
+    );
+}
+
+/// Recall leaves out the caller's own live context only: after a rotation, what the session did
+/// before it is out of the model's context and must be found again; what it did since is not.
+#[test]
+fn recall_from_a_rotated_session_finds_its_episodes_from_before_the_rotation() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "rotated");
+    let recall = |memory: &Memory| {
+        let query = RecallQuery::new("zebrafish telemetry quirk").limit(10);
+        let hits = memory.recall(Some(&s), &query).unwrap();
+        hits.into_iter()
+            .map(|h| h.content)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    memory
+        .record_turn(&s, &Turn::user_text("look into the zebrafish telemetry"))
+        .unwrap();
+    memory
+        .record_turn(
+            &s,
+            &assistant(
+                "before: the zebrafish telemetry quirk is a clock skew",
+                1_000,
+                &[],
+            ),
+        )
+        .unwrap();
+    memory.record_turn(&s, &Turn::user_text("go on")).unwrap();
+    // Before any rotation the whole session is live: none of it is recalled to itself, though
+    // the episode is there.
+    assert_eq!(recall(&memory), "");
+    let mut all = RecallQuery::new("zebrafish telemetry quirk").limit(10);
+    all.include_current_session = true;
+    let hits = memory.recall(Some(&s), &all).unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h.content.contains("before: the zebrafish"))
+    );
+    for _ in 0..4 {
+        memory
+            .record_turn(&s, &assistant("more work", 1_000, &[]))
+            .unwrap();
+    }
+    memory.rotate(&s, None).unwrap();
+    memory
+        .record_turn(
+            &s,
+            &Turn::user_text("continue with the zebrafish telemetry"),
+        )
+        .unwrap();
+    memory
+        .record_turn(
+            &s,
+            &assistant("after: the zebrafish telemetry quirk is fixed", 1_000, &[]),
+        )
+        .unwrap();
+    // The next prompt completes the exchange, so its episode exists.
+    memory.record_turn(&s, &Turn::user_text("thanks")).unwrap();
+    let found = recall(&memory);
+    assert!(found.contains("before: the zebrafish"), "{found}");
+    assert!(!found.contains("after: the zebrafish"), "{found}");
+    // Asked for explicitly, the live part comes back too.
+    let hits = memory.recall(Some(&s), &all).unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h.content.contains("after: the zebrafish"))
     );
 }
 
