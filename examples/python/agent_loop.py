@@ -105,9 +105,8 @@ class ScriptedModel:
             # so it asks memory for the read instead of reading the file again, and checks what
             # it concluded back then.
             (900, say("", tool_call("call_3", "recall_file", {"path": "src/parser.py"}))),
-            # Its own session's episodes are searched too: they left the context with the rotation.
-            (1_400, say("", tool_call("call_4", "recall", {"query": "what does parse do with commas", "limit": 3,
-                                                           "include_current_session": True}))),
+            # Its own episodes from before the rotation are searched: they left the context with it.
+            (1_400, say("", tool_call("call_4", "recall", {"query": "what does parse do with commas", "limit": 3}))),
             (1_900, say("From memory: parse() splits on commas with line.split(','); I will add quoting.")),
         ]
         self.script: Iterator[tuple[int, dict[str, Any]]] = iter(steps)
