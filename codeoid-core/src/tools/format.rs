@@ -110,8 +110,8 @@ pub(crate) fn no_hits(query: &str, excluded_current: bool, tool_name: Option<&st
     }
     if excluded_current {
         out.push_str(
-            " (the current session was not searched; set include_current_session to true to \
-             search it)",
+            " (what the current session did since its last rotation was not searched; set \
+             include_current_session to true to search it)",
         );
     }
     out

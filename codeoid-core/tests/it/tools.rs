@@ -266,8 +266,9 @@ fn the_recall_block_and_empty_results_are_pinned() {
     assert!(!out.is_error);
     assert_eq!(
         out.text,
-        "no episodes in this workspace's memory match \"flaky_network\" (the current session \
-         was not searched; set include_current_session to true to search it)"
+        "no episodes in this workspace's memory match \"flaky_network\" (what the current \
+         session did since its last rotation was not searched; set include_current_session to \
+         true to search it)"
     );
     let out = memory.call_tool(
         Some(&old),
