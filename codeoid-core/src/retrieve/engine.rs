@@ -29,6 +29,7 @@ use super::paths::QueryPaths;
 use super::query::{Hit, RecallQuery};
 use super::vector_index::IndexFilter;
 use super::worker::{EmbeddingStatus, Worker};
+use crate::canonical::EpisodeKind;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::index::{ClusterEpisode, ClusterInput};
@@ -259,10 +260,15 @@ impl Retriever {
             hits: vector_hits,
         } = vector?;
 
-        // The union, in a stable order: lexical candidates, then vector-only ones.
+        // The union, in a stable order: lexical candidates, then vector-only ones. Rotation
+        // events are bookkeeping the timeline shows; as search results they only echo the
+        // session's name, so they are left out.
         let mut candidates: Vec<Candidate> = Vec::with_capacity(lexical.len() + vector_hits.len());
         let mut position: HashMap<String, usize> = HashMap::new();
         for hit in lexical {
+            if hit.header.kind == EpisodeKind::Rotation {
+                continue;
+            }
             position.insert(hit.header.id.clone(), candidates.len());
             candidates.push(Candidate {
                 header: hit.header,
@@ -278,7 +284,7 @@ impl Retriever {
             let Some(header) = headers.remove(pk) else {
                 continue;
             };
-            if position.contains_key(&header.id) {
+            if header.kind == EpisodeKind::Rotation || position.contains_key(&header.id) {
                 continue;
             }
             position.insert(header.id.clone(), candidates.len());

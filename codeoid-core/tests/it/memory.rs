@@ -245,6 +245,23 @@ fn recall_from_a_rotated_session_finds_its_episodes_from_before_the_rotation() {
         hits.iter()
             .any(|h| h.content.contains("after: the zebrafish"))
     );
+    // The rotation event is on the timeline, but never a search result, even when its words
+    // are the query.
+    let page = memory.timeline(&TimelineQuery::default()).unwrap();
+    assert!(
+        page.episodes
+            .iter()
+            .any(|e| e.summary.starts_with("rotation #1"))
+    );
+    let mut meta = RecallQuery::new("rotation of this session's backing context rotated");
+    meta.include_current_session = true;
+    let hits = memory.recall(Some(&s), &meta).unwrap();
+    assert!(
+        hits.iter()
+            .all(|h| !h.header.summary.starts_with("rotation #")),
+        "{:?}",
+        hits.iter().map(|h| &h.header.summary).collect::<Vec<_>>()
+    );
 }
 
 #[test]
