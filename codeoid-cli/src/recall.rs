@@ -9,6 +9,7 @@ use clap::Args;
 use codeoid_core::Memory;
 use codeoid_core::retrieve::{EmbeddingPhase, Hit, RecallQuery};
 use codeoid_core::store::iso8601;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use crate::context::Context;
@@ -102,8 +103,11 @@ pub fn score_line(hit: &Hit) -> String {
 }
 
 /// Lets the embedding worker catch up for at most `timeout`, and says on stderr when recall
-/// will be partly or wholly lexical (the worker's own warnings explain a missing model).
+/// will be partly or wholly lexical (the worker's own warnings explain a missing model). A first
+/// download of the model is waited for whatever the timeout, with a progress bar: it happens
+/// once, and stopping it halfway would only start it again next time.
 pub fn wait_for_vectors(memory: &Memory, timeout: Duration) -> Result<()> {
+    wait_for_download(memory);
     let caught_up = memory.flush_timeout(timeout)?;
     let status = memory.embedding_status();
     for warning in memory.warnings() {
@@ -121,4 +125,30 @@ pub fn wait_for_vectors(memory: &Memory, timeout: Duration) -> Result<()> {
         _ => {}
     }
     Ok(())
+}
+
+/// Shows the model download's progress on stderr until it ends (if one is running).
+fn wait_for_download(memory: &Memory) {
+    if memory.embedding_status().phase != EmbeddingPhase::Downloading {
+        return;
+    }
+    eprintln!("codeoid: downloading the embedding model (once; later runs find it in the cache)");
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    loop {
+        let status = memory.embedding_status();
+        if status.phase != EmbeddingPhase::Downloading {
+            break;
+        }
+        if let Some(progress) = status.download {
+            bar.set_length(progress.bytes_total);
+            bar.set_position(progress.bytes_done);
+            bar.set_message(progress.file);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
 }

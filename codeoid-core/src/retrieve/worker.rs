@@ -36,7 +36,9 @@ use std::time::{Duration, Instant};
 
 use super::config::{EmbeddingConfig, ModelChoice};
 use super::vector_index::{EntryMeta, VectorIndex};
-use crate::embed::{Embedder, EpisodeText, ModelLocator, ResolvedModel};
+use crate::embed::{
+    DownloadProgress, Embedder, EpisodeText, ModelLocator, ProgressFn, ResolvedModel,
+};
 use crate::error::Result;
 use crate::store::{EpisodeMeta, QueuedEpisode, Store};
 
@@ -84,6 +86,8 @@ pub struct EmbeddingStatus {
     pub index_bytes: usize,
     /// Episodes the model failed on in this run (left to BM25).
     pub failed_episodes: u64,
+    /// While the model downloads: the file arriving and its bytes so far (for a progress bar).
+    pub download: Option<DownloadProgress>,
 }
 
 struct State {
@@ -94,6 +98,7 @@ struct State {
     shutdown: bool,
     warnings: Vec<String>,
     failed: u64,
+    download: Option<DownloadProgress>,
 }
 
 /// What the worker thread and its callers share.
@@ -198,6 +203,7 @@ impl Worker {
                 wake: false,
                 shutdown: false,
                 warnings: warning.into_iter().collect(),
+                download: None,
                 failed: 0,
             }),
             changed: Condvar::new(),
@@ -319,12 +325,13 @@ impl Worker {
 
     /// A snapshot of the worker's progress.
     pub(crate) fn status(&self) -> EmbeddingStatus {
-        let (phase, model_id, failed) = {
+        let (phase, model_id, failed, download) = {
             let state = self.shared.lock();
             (
                 state.phase.clone(),
                 state.embedder.as_ref().map(|e| e.model_id().to_owned()),
                 state.failed,
+                state.download.clone(),
             )
         };
         self.with_index(|index| EmbeddingStatus {
@@ -334,6 +341,7 @@ impl Worker {
             indexed_windows: index.map_or(0, VectorIndex::rows),
             index_bytes: index.map_or(0, VectorIndex::memory_bytes),
             failed_episodes: failed,
+            download,
         })
     }
 }
@@ -358,7 +366,7 @@ impl Drop for Worker {
 
 /// The worker thread's body: [`run`], with any failure or panic turned into `Unavailable` and a
 /// warning, so nobody waits for a worker that is gone.
-fn thread_main(shared: &Shared, locator: &ModelLocator) {
+fn thread_main(shared: &Arc<Shared>, locator: &ModelLocator) {
     let result = catch_unwind(AssertUnwindSafe(|| run(shared, locator)));
     let reason = match result {
         Ok(Ok(())) => return,
@@ -381,8 +389,19 @@ fn can_download(locator: &ModelLocator) -> bool {
 }
 
 /// The worker thread: model, index, then the embedding loop until shutdown.
-fn run(shared: &Shared, locator: &ModelLocator) -> Result<()> {
-    let resolved = match locator.resolve(None) {
+fn run(shared: &Arc<Shared>, locator: &ModelLocator) -> Result<()> {
+    // Weak: the callback must not keep the worker's state alive.
+    let progress: ProgressFn = {
+        let shared = Arc::downgrade(shared);
+        Arc::new(move |p: &DownloadProgress| {
+            if let Some(shared) = shared.upgrade() {
+                shared.lock().download = Some(p.clone());
+            }
+        })
+    };
+    let resolved = locator.resolve(Some(progress));
+    shared.lock().download = None;
+    let resolved = match resolved {
         Ok(resolved) => resolved,
         Err(e) => {
             shared.set_phase(

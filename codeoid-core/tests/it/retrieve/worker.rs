@@ -295,6 +295,21 @@ fn a_missing_model_is_downloaded_on_the_worker_thread_and_then_embeds() {
         ..MemoryConfig::default()
     };
     let memory = open_in(dir.path(), config);
+    // The status reports the download's progress while it runs (what the CLI's bar shows): the
+    // weights are ~90 MB, so polling sees them arrive.
+    let mut largest_seen = 0;
+    while memory.embedding_status().phase == EmbeddingPhase::Downloading {
+        if let Some(progress) = memory.embedding_status().download {
+            assert!(progress.bytes_done <= progress.bytes_total || progress.bytes_total == 0);
+            largest_seen = largest_seen.max(progress.bytes_total);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        largest_seen > 1_000_000,
+        "no download progress was reported"
+    );
+    assert_eq!(memory.embedding_status().download, None);
     let s = session(&memory, "work");
     record_filler(&memory, &s, 0);
     memory.flush().unwrap();
