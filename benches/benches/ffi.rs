@@ -78,6 +78,8 @@ fn fixture() -> Fixture {
     let config = serde_json::json!({
         "db_path": dir.path().join("codeoid.db"),
         "workspace_dir": workspace,
+        // No embedding worker competing with the calls measured, and no model download.
+        "embeddings": {"enabled": false},
     })
     .to_string();
     let mut memory = std::ptr::null_mut();
