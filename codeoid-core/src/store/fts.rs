@@ -220,7 +220,10 @@ pub fn match_expression(query: &str) -> Option<String> {
 
 /// The MATCH expression [`Store::lexical_search`] runs for `query` on `conn`: [`match_expression`]
 /// after dropping the store's common terms. `None` when nothing searchable is left.
-pub(crate) fn pruned_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<String>> {
+pub(crate) fn pruned_expression(
+    conn: &Connection,
+    query: &str,
+) -> rusqlite::Result<Option<String>> {
     let terms = drop_common_terms(conn, query_terms(query))?;
     Ok(join_terms(&terms))
 }
