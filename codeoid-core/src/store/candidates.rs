@@ -38,9 +38,12 @@ impl Store {
         self.read(|conn| {
             for chunk in pks.chunks(IN_CHUNK) {
                 let marks = vec!["?"; chunk.len()].join(", ");
+                // `+e.workspace_id` keeps SQLite off the workspace index: without statistics it takes
+                // `workspace_id = ?` for a handful of rows and would scan (and sort) the whole workspace
+                // instead of looking the listed episodes up.
                 let sql = format!(
                     "SELECT {HEADER_COLUMNS}, e.pk FROM episodes e
-                     WHERE e.workspace_id = ? AND e.pk IN ({marks})"
+                     WHERE +e.workspace_id = ? AND e.pk IN ({marks})"
                 );
                 let values = std::iter::once(Value::Text(workspace_id.to_owned()))
                     .chain(chunk.iter().map(|&pk| Value::Integer(pk)));
