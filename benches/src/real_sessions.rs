@@ -47,6 +47,9 @@ pub fn record_copy(store: &Store, sessions: &[ImportedSession], copy: usize) -> 
         .iter()
         .map(|session| {
             let id = format!("copy{copy}:{}", session.session_id);
+            let refused = |e: codeoid_core::Error| -> ! {
+                panic!("the store refused session {id}: {}", e.full_message())
+            };
             store
                 .create_session(
                     &ws,
@@ -56,9 +59,11 @@ pub fn record_copy(store: &Store, sessions: &[ImportedSession], copy: usize) -> 
                         ..NewSession::default()
                     },
                 )
-                .unwrap();
-            store.record_turns(&id, &session.turns).unwrap();
-            store.finish_session(&id).unwrap();
+                .unwrap_or_else(|e| refused(e));
+            store
+                .record_turns(&id, &session.turns)
+                .unwrap_or_else(|e| refused(e));
+            store.finish_session(&id).unwrap_or_else(|e| refused(e));
             id
         })
         .collect()
