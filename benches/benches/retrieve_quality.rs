@@ -11,7 +11,8 @@
 //!   (`filters.until`), with recency measured from then.
 //! - `reread (intent)`: the same re-reads, one query per re-read call: the assistant's own
 //!   words since the prompt, up to that call (what a model would have in mind when it reaches
-//!   for memory instead), or nothing if it wrote none. Relevant: every earlier read of that
+//!   for memory instead; its first 2,000 characters, as for prompts), or nothing if it wrote
+//!   none. Relevant: every earlier read of that
 //!   file. Asked as of that call, seeing only the episodes before it.
 //! - `error`: a failed tool result, or any Bash result (a command's output can report errors
 //!   while the command succeeds, as `mix test | head` does). Query: its first line that says
