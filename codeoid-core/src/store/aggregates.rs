@@ -238,10 +238,13 @@ impl Store {
             // SQLite allows 32766 parameters; batches keep far below it.
             for chunk in ids.chunks(500) {
                 let marks = vec!["?"; chunk.len()].join(", ");
+                // `+e.workspace_id` keeps SQLite off the workspace index: without statistics it takes
+                // `workspace_id = ?` for a handful of rows and would scan (and sort) the whole workspace
+                // instead of looking the listed episodes up.
                 let sql = format!(
                     "SELECT p.given, p.relative, p.access, p.content_hash, e.id
-                     FROM episodes e JOIN episode_paths p ON p.episode_pk = e.pk
-                     WHERE e.workspace_id = ? AND e.id IN ({marks})
+                     FROM episodes e CROSS JOIN episode_paths p ON p.episode_pk = e.pk
+                     WHERE +e.workspace_id = ? AND e.id IN ({marks})
                      ORDER BY e.pk, p.ord"
                 );
                 let values = std::iter::once(workspace_id).chain(chunk.iter().copied());

@@ -153,10 +153,13 @@ impl Store {
         limit_rows: usize,
     ) -> Result<Vec<QueuedEpisode>> {
         self.read(|conn| {
+            // `+e.workspace_id`: a range of the primary key, not the workspace index. Taking
+            // `workspace_id = ?` for a handful of rows (no statistics), SQLite read and sorted
+            // the whole workspace for every page, so a backfill was quadratic.
             conn.prepare_cached(
                 "SELECT e.pk, e.id, e.session_id, e.tool_name, e.created_at,
                         EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?2 AND v.episode_pk = e.pk)
-                 FROM episodes e WHERE e.workspace_id = ?1 AND e.pk > ?3
+                 FROM episodes e WHERE +e.workspace_id = ?1 AND e.pk > ?3
                  ORDER BY e.pk LIMIT ?4",
             )
             .and_then(|mut stmt| {
@@ -212,10 +215,13 @@ impl Store {
         self.read(|conn| {
             for chunk in pks.chunks(IN_CHUNK) {
                 let marks = vec!["?"; chunk.len()].join(", ");
+                // `+e.workspace_id` keeps SQLite off the workspace index: without statistics it takes
+                // `workspace_id = ?` for a handful of rows and would scan (and sort) the whole workspace
+                // instead of looking the listed episodes up.
                 let sql = format!(
                     "SELECT e.pk, e.summary, c.content FROM episodes e
                      JOIN episode_contents c ON c.episode_pk = e.pk
-                     WHERE e.workspace_id = ? AND e.pk IN ({marks})"
+                     WHERE +e.workspace_id = ? AND e.pk IN ({marks})"
                 );
                 let values = std::iter::once(Value::Text(workspace_id.to_owned()))
                     .chain(chunk.iter().map(|&pk| Value::Integer(pk)));
@@ -251,10 +257,13 @@ impl Store {
         self.read(|conn| {
             for chunk in ids.chunks(IN_CHUNK) {
                 let marks = vec!["?"; chunk.len()].join(", ");
+                // `+e.workspace_id` keeps SQLite off the workspace index: without statistics it takes
+                // `workspace_id = ?` for a handful of rows and would scan (and sort) the whole workspace
+                // instead of looking the listed episodes up.
                 let sql = format!(
                     "SELECT e.id, e.pk, v.window_index, v.dim, v.data
-                     FROM episodes e JOIN vectors v ON v.model = ? AND v.episode_pk = e.pk
-                     WHERE e.workspace_id = ? AND e.id IN ({marks})
+                     FROM episodes e CROSS JOIN vectors v ON v.model = ? AND v.episode_pk = e.pk
+                     WHERE +e.workspace_id = ? AND e.id IN ({marks})
                      ORDER BY e.pk, v.window_index"
                 );
                 let values = [model, workspace_id]
