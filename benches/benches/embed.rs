@@ -203,7 +203,10 @@ fn main() {
     }
     int8_probe(&mut criterion);
     criterion.final_summary();
-    side_by_side(&docs, real_tokens, &reference);
+    if codeoid_benches::benchmarking() {
+        // Minutes of interleaved rounds; `cargo test` has checked the embedders above.
+        side_by_side(&docs, real_tokens, &reference);
+    }
 }
 
 /// One table with codeoid and ONNX Runtime measured on the same corpus in interleaved rounds
