@@ -29,8 +29,8 @@ impl Memory {
         if let Some(session) = current_session {
             self.session(session)?;
             if !query.include_current_session {
-                query.filters.exclude_session_id = Some(session.to_owned());
-                query.filters.exclude_from_pk = self.store.live_context_start(session)?;
+                let from_pk = self.store.live_context_start(session)?.unwrap_or(i64::MIN);
+                query.filters.exclude_live = Some((session.to_owned(), from_pk));
             }
         }
         self.retriever.recall(&query)

@@ -234,7 +234,7 @@ impl Retriever {
         let lexical_filters = LexicalFilters {
             session_id: filters.session_id.clone(),
             exclude_session_id: filters.exclude_session_id.clone(),
-            exclude_from_pk: filters.exclude_from_pk,
+            exclude_live: filters.exclude_live.clone(),
             tool_name: filters.tool_name.clone(),
             since: filters.since,
             until: filters.until,
@@ -383,7 +383,10 @@ impl Retriever {
         let filter = IndexFilter {
             session_id: filters.session_id.as_deref(),
             exclude_session_id: filters.exclude_session_id.as_deref(),
-            exclude_from_pk: filters.exclude_from_pk,
+            exclude_live: filters
+                .exclude_live
+                .as_ref()
+                .map(|(s, from_pk)| (s.as_str(), *from_pk)),
             tool_name: filters.tool_name.as_deref(),
             since: filters.since,
             until: filters.until,

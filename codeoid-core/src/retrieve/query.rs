@@ -19,9 +19,10 @@ pub struct RecallFilters {
     pub session_id: Option<String>,
     /// No episodes of this session.
     pub exclude_session_id: Option<String>,
-    /// With `exclude_session_id`: exclude only that session's episodes from this store key on
-    /// (the ones still in its live context since its last rotation); `None` excludes them all.
-    pub exclude_from_pk: Option<i64>,
+    /// A session's live context, left out: its episodes from this store key on (`i64::MIN` for
+    /// all of them). [`crate::Memory::recall`] sets it to the calling session's episodes since
+    /// its last rotation; it is independent of `exclude_session_id`.
+    pub exclude_live: Option<(String, i64)>,
     /// Only episodes of this tool (case-insensitive).
     pub tool_name: Option<String>,
     /// Only episodes created at or after this time.

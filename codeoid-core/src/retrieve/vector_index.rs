@@ -68,8 +68,8 @@ pub struct IndexFilter<'a> {
     pub session_id: Option<&'a str>,
     /// Not this session.
     pub exclude_session_id: Option<&'a str>,
-    /// With `exclude_session_id`: only that session's episodes from this key on are excluded.
-    pub exclude_from_pk: Option<i64>,
+    /// A session's live context, left out: its episodes from this key on.
+    pub exclude_live: Option<(&'a str, i64)>,
     /// Only this tool (case-insensitive).
     pub tool_name: Option<&'a str>,
     /// Only at or after this time.
@@ -257,7 +257,8 @@ impl VectorIndex {
             return Vec::new();
         };
         let (q, q_scale) = quantize(query);
-        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
+        let mut heap: BinaryHeap<Scored> =
+            BinaryHeap::with_capacity(k.min(self.entries.len()).saturating_add(1));
         let mut raw = [0i32; MAX_SCAN_WINDOWS];
         // Entries are in row order and an episode's windows are adjacent rows, so this walks
         // memory front to back; an episode that fails the filter costs no arithmetic at all.
@@ -322,10 +323,13 @@ impl VectorIndex {
         let since = filter.since.map(|t| t.timestamp_millis());
         let until = filter.until.map(|t| t.timestamp_millis());
         let pks = filter.pks;
-        let exclude_from = filter.exclude_from_pk.unwrap_or(i64::MIN);
+        let live = filter
+            .exclude_live
+            .and_then(|(s, from_pk)| self.sessions.get(s).map(|id| (id, from_pk)));
         Some(move |e: &Entry| {
             session.is_none_or(|s| e.session == s)
-                && exclude.is_none_or(|s| e.session != s || e.pk < exclude_from)
+                && exclude.is_none_or(|s| e.session != s)
+                && live.is_none_or(|(s, from_pk)| e.session != s || e.pk < from_pk)
                 && tool.is_none_or(|t| e.tool == t)
                 && since.is_none_or(|t| e.created_ms >= t)
                 && until.is_none_or(|t| e.created_ms < t)

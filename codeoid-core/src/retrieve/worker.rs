@@ -281,7 +281,8 @@ impl Worker {
             .shared
             .store
             .max_episode_pk(&self.shared.workspace_id)?;
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A timeout too long to represent as an instant is no deadline at all.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut state = self.shared.lock();
         state.wake = true;
         self.shared.changed.notify_all();

@@ -54,8 +54,8 @@ pub struct LexicalFilters {
     pub session_id: Option<String>,
     /// No episodes of this session (the caller's own, usually).
     pub exclude_session_id: Option<String>,
-    /// With `exclude_session_id`: only that session's episodes from this key on are excluded.
-    pub exclude_from_pk: Option<i64>,
+    /// A session's live context, left out: its episodes from this key on.
+    pub exclude_live: Option<(String, i64)>,
     /// Only episodes of this tool (case-insensitive).
     pub tool_name: Option<String>,
     /// Only episodes created at or after this time.
@@ -238,8 +238,8 @@ fn join_terms(terms: &[Term]) -> Option<String> {
     Some(quoted.join(" OR "))
 }
 
-/// Drops single-token terms that occur in more than half of all episodes, as long as a term
-/// that matches something remains. FTS5's bm25 clamps the IDF of such terms to ~0, so they do
+/// Drops single-token terms that occur in more than half of all episodes, as long as a
+/// single-token term that occurs somewhere remains. FTS5's bm25 clamps the IDF of such terms to ~0, so they do
 /// not change the ranking of documents that match another term; matching them, though, means
 /// scoring most of the table. Small stores (under [`PRUNE_MIN_ROWS`] episodes) are searched
 /// exactly as asked.
@@ -272,9 +272,11 @@ fn drop_common_terms(conn: &Connection, terms: Vec<Term>) -> rusqlite::Result<Ve
         scored.push((docs, term));
     }
     let is_common = |docs: &Option<i64>| docs.is_some_and(|d| d * 2 > rows);
+    // Only a single token known to occur counts: a phrase may match nothing, and dropping the
+    // common terms then would leave a query with no matches where matches exist.
     let useful_rest = scored
         .iter()
-        .any(|(docs, _)| !is_common(docs) && docs.is_none_or(|d| d > 0));
+        .any(|(docs, _)| !is_common(docs) && docs.is_some_and(|d| d > 0));
     if !useful_rest {
         return Ok(scored.into_iter().map(|(_, t)| t).collect());
     }
@@ -344,14 +346,18 @@ impl Store {
         }
         if let Some(session) = &filters.exclude_session_id {
             add(
+                " AND e.session_id <> ?",
+                Value::Text(session.clone()),
+                &mut sql,
+            );
+        }
+        if let Some((session, from_pk)) = &filters.exclude_live {
+            add(
                 " AND (e.session_id <> ?",
                 Value::Text(session.clone()),
                 &mut sql,
             );
-            match filters.exclude_from_pk {
-                Some(pk) => add(" OR e.pk < ?)", Value::Integer(pk), &mut sql),
-                None => sql.push(')'),
-            }
+            add(" OR e.pk < ?)", Value::Integer(*from_pk), &mut sql);
         }
         if let Some(tool) = &filters.tool_name {
             add(

@@ -264,6 +264,31 @@ fn recall_from_a_rotated_session_finds_its_episodes_from_before_the_rotation() {
     );
 }
 
+/// A caller's own `exclude_session_id` and the live-context exclusion are independent.
+#[test]
+fn an_explicit_session_exclusion_holds_next_to_the_live_context_one() {
+    let (_dir, memory) = memory();
+    let (a, b, c) = (
+        session(&memory, "a"),
+        session(&memory, "b"),
+        session(&memory, "c"),
+    );
+    for (s, word) in [(&a, "from-a"), (&b, "from-b"), (&c, "from-c")] {
+        memory
+            .record_turn(s, &Turn::user_text(format!("kestrel migration {word}")))
+            .unwrap();
+        memory
+            .record_turn(s, &assistant(&format!("kestrel done {word}"), 1_000, &[]))
+            .unwrap();
+        memory.record_turn(s, &Turn::user_text("next")).unwrap();
+    }
+    let mut query = RecallQuery::new("kestrel migration").limit(20);
+    query.filters.exclude_session_id = Some(b.clone());
+    let hits = memory.recall(Some(&a), &query).unwrap();
+    let sessions: HashSet<&str> = hits.iter().map(|h| h.header.session_id.as_str()).collect();
+    assert_eq!(sessions, HashSet::from([c.as_str()]), "{hits:?}");
+}
+
 #[test]
 fn without_memory_the_seed_is_the_generic_notice() {
     let (_dir, memory) = memory_with(MemoryConfig {

@@ -299,4 +299,12 @@ fn words_in_most_episodes_do_not_hide_the_rare_ones() {
             .len(),
         20
     );
+    // A phrase (an identifier) that matches nothing does not count as a rare word either.
+    assert_eq!(
+        store
+            .lexical_search(ws.id(), "common record_turn", &none, 20)
+            .unwrap()
+            .len(),
+        20
+    );
 }
