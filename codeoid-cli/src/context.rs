@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
+use codeoid_core::retrieve::ModelChoice;
 use codeoid_core::store::{Store, Workspace, WorkspaceSource, default_path};
 use codeoid_core::{Memory, MemoryConfig};
 
@@ -39,10 +40,23 @@ impl Context {
     }
 
     /// A memory bound to the selected workspace (a directory, a `ws_…` id, or the current
-    /// directory), with the configuration of the environment.
+    /// directory), with the configuration of the environment but no embedding worker: a
+    /// command that only records or reads exits long before a model could load (or download),
+    /// and whatever it records is embedded by the next command that recalls.
     pub fn memory(&self) -> Result<Memory> {
+        let mut config = MemoryConfig::from_env()?;
+        config.embedding.model = ModelChoice::Disabled;
+        self.memory_with(config)
+    }
+
+    /// [`Context::memory`] with embeddings as the environment configures them, for the
+    /// commands that recall.
+    pub fn memory_for_recall(&self) -> Result<Memory> {
+        self.memory_with(MemoryConfig::from_env()?)
+    }
+
+    fn memory_with(&self, config: MemoryConfig) -> Result<Memory> {
         let store = self.store()?;
-        let config = MemoryConfig::from_env()?;
         let workspace = match self.workspace.as_deref() {
             Some(id) if id.starts_with("ws_") && !std::path::Path::new(id).exists() => {
                 let record = store

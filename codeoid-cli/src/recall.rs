@@ -7,8 +7,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 use codeoid_core::Memory;
-use codeoid_core::retrieve::{EmbeddingPhase, Hit, RecallQuery};
+use codeoid_core::retrieve::{EmbeddingPhase, Hit, MAX_RECALL_LIMIT, RecallQuery};
 use codeoid_core::store::iso8601;
+use codeoid_core::tools::RECALL_MAX_LIMIT;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -19,10 +20,12 @@ use crate::context::Context;
 pub struct RecallArgs {
     /// What to look for: a topic, a question, an error message, an identifier or a path.
     query: String,
-    /// Hits to return (1..=100).
-    #[arg(long, short = 'n', default_value_t = 5)]
-    limit: usize,
-    /// Search as seen from this session (its own episodes are left out).
+    /// Hits to return: 1..=20 as the model's recall tool shows them, up to 100 with --scores.
+    #[arg(long, short = 'n', default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_RECALL_LIMIT as u64))]
+    limit: u64,
+    /// Search as seen from this session (its live context, what it did since its last
+    /// rotation, is left out).
     #[arg(long, value_name = "SESSION_ID")]
     session: Option<String>,
     /// Only episodes of this tool (for example Bash, Read, Edit).
@@ -45,14 +48,21 @@ pub struct RecallFileArgs {
 }
 
 pub fn recall(context: &Context, args: &RecallArgs) -> Result<()> {
-    let memory = context.memory()?;
+    if !args.scores && args.limit > RECALL_MAX_LIMIT {
+        bail!(
+            "--limit {} is more than the recall tool returns ({RECALL_MAX_LIMIT}); add --scores \
+             for up to {MAX_RECALL_LIMIT} hits",
+            args.limit
+        );
+    }
+    let memory = context.memory_for_recall()?;
     if let Some(session) = &args.session {
         memory.session(session)?;
     }
     wait_for_vectors(&memory, Duration::from_secs(args.wait))?;
     let mut out = std::io::stdout().lock();
     if args.scores {
-        let mut query = RecallQuery::new(args.query.clone()).limit(args.limit);
+        let mut query = RecallQuery::new(args.query.clone()).limit(args.limit as usize);
         query.filters.tool_name = args.tool.clone();
         let hits = memory.recall(args.session.as_deref(), &query)?;
         if hits.is_empty() {

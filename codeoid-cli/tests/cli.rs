@@ -298,4 +298,10 @@ fn recall_finds_earlier_work_by_meaning_and_recall_file_the_last_read() {
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("limit"), "{err}");
+    // The tool shows at most 20; --scores lists up to 100.
+    let over = env.codeoid(&["-w", ws, "recall", "x", "-n", "50"]);
+    assert!(!over.status.success());
+    let err = String::from_utf8_lossy(&over.stderr);
+    assert!(err.contains("--scores"), "{err}");
+    stdout(&env.codeoid(&["-w", ws, "recall", "x", "-n", "50", "--scores"]));
 }
