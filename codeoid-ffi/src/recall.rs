@@ -24,7 +24,8 @@ use crate::strings::codeoid_string;
 /// `vec` is 0 without a model or for an episode not embedded yet).
 ///
 /// `current_session_id` (optional) is the calling session: unless `include_current_session` is
-/// set, its own episodes are left out (they are in its context already). NULL excludes nothing.
+/// set, its live context (its episodes since its last rotation, all of them if it never rotated)
+/// is left out, since the model still sees it. NULL excludes nothing.
 /// `options_json` (optional: NULL is the defaults) is `{"limit"? (1..=100, default 6),
 /// "include_current_session"?, "as_of"? (RFC 3339: measure recency from then), "filters"?:
 /// {"session_id"?, "exclude_session_id"?, "tool_name"?, "since"?, "until"?, "paths"?: [...]}}`.

@@ -235,8 +235,8 @@ impl PyMemory {
     /// The episodes of this workspace most relevant to `query`, best first (hybrid: meaning,
     /// words, recency and file paths).
     ///
-    /// `session` is the calling session: its own episodes are left out (they are in its context
-    /// already) unless `include_current_session`. `limit` is 1..=100. The filters apply before
+    /// `session` is the calling session: its live context (its episodes since its last
+    /// rotation, all of them if it never rotated) is left out unless `include_current_session`. `limit` is 1..=100. The filters apply before
     /// the candidates are cut: `only_session` and `exclude_session` (session ids), `tool_name`
     /// (case-insensitive), `since` (inclusive) and `until` (exclusive) as aware datetimes, and
     /// `paths` (files relative to the workspace root or absolute, which also count as query

@@ -11,8 +11,8 @@ import (
 
 // Recall returns the episodes of this workspace most relevant to query (a question, an error
 // message, an identifier, a path), best first, as seen from currentSession ("" for none: nothing
-// is excluded; otherwise that session's own episodes are left out unless
-// options.IncludeCurrentSession). options may be nil for the defaults (6 hits).
+// is excluded; otherwise that session's live context, its episodes since its last rotation, is
+// left out unless options.IncludeCurrentSession). options may be nil for the defaults (6 hits).
 func (m *Memory) Recall(currentSession, query string, options *RecallOptions) ([]Hit, error) {
 	var hits []Hit
 	var optionsJSON string
@@ -81,7 +81,8 @@ func (m *Memory) ToolSchemas(prefix string) ([]ToolSpec, error) {
 func (m *Memory) Flush(timeout time.Duration) (bool, error) {
 	ms := int64(-1)
 	if timeout >= 0 {
-		ms = timeout.Milliseconds()
+		// Rounded up: a positive timeout under a millisecond still waits.
+		ms = int64((timeout + time.Millisecond - 1) / time.Millisecond)
 	}
 	var flushed C.bool
 	err := m.call(func(p *C.codeoid_memory) error {

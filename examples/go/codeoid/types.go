@@ -325,7 +325,8 @@ type RunOutput struct {
 type RecallOptions struct {
 	// Limit is the number of hits, 1..100 (0: the default, 6).
 	Limit int `json:"limit,omitempty"`
-	// IncludeCurrentSession also searches the calling session's own episodes.
+	// IncludeCurrentSession also searches the calling session's live context (its episodes since
+	// its last rotation).
 	IncludeCurrentSession bool `json:"include_current_session,omitempty"`
 	// AsOf (RFC 3339) is the time recency is measured from; "" means now.
 	AsOf    string        `json:"as_of,omitempty"`
