@@ -157,9 +157,12 @@ pub(crate) fn insert(
     let created = to_millis(episode.created_at);
     let inserted = tx
         .prepare_cached(
-            "INSERT OR IGNORE INTO episodes (id, workspace_id, session_id, turn_seq, kind,
+            "INSERT OR IGNORE INTO episodes (pk, id, workspace_id, session_id, turn_seq, kind,
                  tool_name, call_id, status, summary, created_at, token_estimate, origin_seq)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             VALUES (max(coalesce((SELECT max(pk) FROM episodes), 0),
+                         coalesce((SELECT value FROM counters WHERE name = 'episode_pk_floor'), 0))
+                     + 1,
+                     ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
@@ -269,6 +272,15 @@ pub(crate) fn delete_derived(
                 .collect::<rusqlite::Result<Vec<_>>>()
         })
         .map_err(|e| db_error(&context, e))?;
+    // Keys are never reused (schema V3): remember the largest one deleted.
+    tx.prepare_cached(&format!(
+        "INSERT INTO counters (name, value)
+         SELECT 'episode_pk_floor', m FROM (SELECT max(pk) AS m FROM ({DOOMED}))
+         WHERE m IS NOT NULL
+         ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)"
+    ))
+    .and_then(|mut stmt| stmt.execute(params![session_id, from]))
+    .map_err(|e| db_error(&context, e))?;
     for table in [
         "episodes_fts WHERE rowid",
         "episode_contents WHERE episode_pk",

@@ -28,10 +28,10 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const APPLICATION_ID: i32 = 0x6364_6f64;
 
 /// The schema version this library writes and understands.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `i` takes a store from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [V1, V2];
+const MIGRATIONS: [&str; 3] = [V1, V2, V3];
 
 const V1: &str = r"
 CREATE TABLE workspaces (
@@ -181,6 +181,17 @@ ALTER TABLE episodes ADD COLUMN origin_seq INTEGER;
 CREATE INDEX episodes_by_origin ON episodes(session_id, origin_seq) WHERE origin_seq IS NOT NULL;
 ";
 
+/// Episode keys are never reused: replacing a session's tail deletes its newest episodes, and
+/// SQLite would hand their keys to the re-derived ones, which the embedding worker (walking keys
+/// upward from a cursor) and the in-memory vector index (keyed by them) would take for the old
+/// episodes. The floor is the largest key ever deleted; new keys start above it.
+const V3: &str = r"
+CREATE TABLE counters (
+    name  TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+";
+
 /// What [`inspect`] found in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FileState {
@@ -326,6 +337,6 @@ mod tests {
             .unwrap();
         let err = inspect(&conn, Path::new("/tmp/new.db")).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::SchemaTooNew);
-        assert!(err.message().contains("version 3"), "{err}");
+        assert!(err.message().contains("version 4"), "{err}");
     }
 }

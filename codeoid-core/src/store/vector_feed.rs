@@ -4,8 +4,8 @@
 //! the exact vectors of given episodes, and dropping vectors of models no longer in use.
 //!
 //! Invariants: every read is scoped to one workspace; episodes are walked by primary key, which
-//! only grows, so a cursor (`after_pk`) never skips an episode that was committed before the
-//! read; vectors are decoded exactly as `vectors` stores them (little-endian f32).
+//! only grows and is never reused (schema V3 keeps a floor above deleted keys), so a cursor
+//! (`after_pk`) never skips an episode that was committed before the read; vectors are decoded exactly as `vectors` stores them (little-endian f32).
 //!
 //! These are crate-internal: primary keys are the compact keys the index uses and never leave
 //! the crate. It deliberately does no embedding, quantization or scoring.
@@ -319,5 +319,51 @@ impl Store {
             .map(|n| n as u64)
             .map_err(|e| db_error(&context, e))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::canonical::Turn;
+    use crate::store::{NewSession, Store, Workspace, WorkspaceSource};
+
+    /// The embedding worker walks keys upward from a cursor: a re-derived episode must get a
+    /// key above every key it may already have passed, even when the replaced episodes held
+    /// the largest ones.
+    #[test]
+    fn replacing_a_tail_never_reuses_episode_keys() {
+        let store = Store::open_in_memory().unwrap();
+        let ws = Workspace::from_parts("", "repo", "/repo", WorkspaceSource::Directory);
+        let s = store.create_session(&ws, NewSession::default()).unwrap();
+        let turns = vec![
+            Turn::user_text("first question"),
+            Turn::assistant_text("first answer"),
+            Turn::user_text("second question"),
+            Turn::assistant_text("second answer"),
+        ];
+        store.sync_turns(&s.id, 0, &turns, true).unwrap();
+        let cursor = store.max_episode_pk(ws.id()).unwrap();
+        assert!(cursor > 0);
+        let mut revised = turns.clone();
+        revised[3] = Turn::assistant_text("second answer, revised");
+        let out = store.sync_turns(&s.id, 0, &revised, true).unwrap();
+        assert!(out.episodes_removed >= 1, "{out:?}");
+        let fresh = store
+            .episodes_after(ws.id(), "any-model", cursor, 100)
+            .unwrap();
+        assert!(
+            !fresh.is_empty(),
+            "the re-derived episodes must lie past the cursor"
+        );
+        let texts = store
+            .episode_texts(
+                ws.id(),
+                &fresh.iter().map(|q| q.meta.pk).collect::<Vec<_>>(),
+            )
+            .unwrap();
+        assert!(
+            format!("{texts:?}").contains("second answer, revised"),
+            "{texts:?}"
+        );
     }
 }
