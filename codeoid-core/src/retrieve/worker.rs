@@ -634,13 +634,16 @@ fn process(shared: &Shared, embedder: &Embedder, batch: &[&QueuedEpisode]) -> Re
     if embedded.is_empty() {
         return Ok(());
     }
-    let batch: Vec<(String, Vec<Vec<f32>>)> = embedded
+    let batch: Vec<(i64, &str, Vec<Vec<f32>>)> = embedded
         .iter()
-        .map(|(meta, windows)| (meta.id.clone(), windows.clone()))
+        .map(|(meta, windows)| (meta.pk, meta.id.as_str(), windows.clone()))
         .collect();
-    shared.store.put_vectors(model, &batch)?;
+    // Episodes deleted while they were embedded are skipped, and stay out of the index.
+    let written = shared.store.put_vectors_at(model, &batch)?;
     for (meta, windows) in &embedded {
-        add_to_index(shared, meta, windows);
+        if written.contains(&meta.pk) {
+            add_to_index(shared, meta, windows);
+        }
     }
     Ok(())
 }

@@ -366,4 +366,30 @@ mod tests {
             "{texts:?}"
         );
     }
+
+    /// Vectors computed for an episode that was deleted meanwhile never land on another row.
+    #[test]
+    fn vectors_are_stored_only_where_key_and_id_still_match() {
+        let store = Store::open_in_memory().unwrap();
+        let ws = Workspace::from_parts("", "repo", "/repo", WorkspaceSource::Directory);
+        let s = store.create_session(&ws, NewSession::default()).unwrap();
+        let turns = vec![
+            Turn::user_text("a question"),
+            Turn::assistant_text("an answer"),
+        ];
+        store.sync_turns(&s.id, 0, &turns, true).unwrap();
+        let queued = store.episodes_after(ws.id(), "m", 0, 10).unwrap();
+        let (pk, id) = (queued[0].meta.pk, queued[0].meta.id.as_str());
+        let windows = vec![vec![0.5f32; 4]];
+        let stale = [(pk, "ep_0000000000000000", windows.clone())];
+        assert!(store.put_vectors_at("m", &stale).unwrap().is_empty());
+        let gone = [(pk + 1000, id, windows.clone())];
+        assert!(store.put_vectors_at("m", &gone).unwrap().is_empty());
+        let current = [(pk, id, windows)];
+        assert_eq!(
+            store.put_vectors_at("m", &current).unwrap(),
+            std::collections::HashSet::from([pk])
+        );
+        assert!(store.episodes_after(ws.id(), "m", 0, 10).unwrap()[0].has_vectors);
+    }
 }

@@ -8,7 +8,9 @@
 //!
 //! It deliberately does no embedding, normalization or similarity search.
 
-use rusqlite::params;
+use std::collections::HashSet;
+
+use rusqlite::{OptionalExtension, params};
 
 use super::Store;
 use super::connection::db_error;
@@ -63,59 +65,51 @@ impl Store {
     /// different or zero dimension, or a non-finite value; [`ErrorKind::NotFound`] for an
     /// unknown episode (nothing is stored then).
     pub fn put_vectors(&self, model: &str, batch: &[(String, Vec<Vec<f32>>)]) -> Result<()> {
-        if model.trim().is_empty() {
-            return Err(Error::invalid_input(
-                "vector model id is empty; name the model",
-            ));
-        }
-        for (id, windows) in batch {
-            let dim = windows.first().map_or(0, Vec::len);
-            if dim == 0 || windows.iter().any(|w| w.len() != dim) {
-                return Err(Error::invalid_input(format!(
-                    "vectors of episode {id:?} must be one or more windows of one non-zero \
-                     dimension"
-                )));
-            }
-            if windows.iter().flatten().any(|v| !v.is_finite()) {
-                return Err(Error::invalid_input(format!(
-                    "vectors of episode {id:?} contain NaN or infinity; check the model output"
-                )));
-            }
-        }
+        check_batch(model, batch.iter().map(|(id, w)| (id.as_str(), w)))?;
         self.write(&format!("cannot store vectors for model {model:?}"), |tx| {
             let context = format!("cannot store vectors for model {model:?}");
             for (id, windows) in batch {
                 let pk: i64 = tx
                     .prepare_cached("SELECT pk FROM episodes WHERE id = ?1")
-                    .and_then(|mut stmt| {
-                        rusqlite::OptionalExtension::optional(stmt.query_row([id], |r| r.get(0)))
-                    })
+                    .and_then(|mut stmt| stmt.query_row([id], |r| r.get(0)).optional())
                     .map_err(|e| db_error(&context, e))?
                     .ok_or_else(|| {
                         Error::not_found(format!("episode {id:?} not found; cannot store vectors"))
                     })?;
-                tx.prepare_cached("DELETE FROM vectors WHERE model = ?1 AND episode_pk = ?2")
-                    .and_then(|mut stmt| stmt.execute(params![model, pk]))
-                    .map_err(|e| db_error(&context, e))?;
-                let mut insert = tx
-                    .prepare_cached(
-                        "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                    )
-                    .map_err(|e| db_error(&context, e))?;
-                for (window, vector) in windows.iter().enumerate() {
-                    insert
-                        .execute(params![
-                            model,
-                            pk,
-                            window as i64,
-                            vector.len() as i64,
-                            to_bytes(vector)
-                        ])
-                        .map_err(|e| db_error(&context, e))?;
-                }
+                write_windows(tx, model, pk, windows).map_err(|e| db_error(&context, e))?;
             }
             Ok(())
+        })
+    }
+
+    /// [`Store::put_vectors`] for the embedding worker, by key: each episode's vectors are
+    /// stored only if the row with that key still holds that id. An episode deleted while it
+    /// was being embedded (its session's tail was replaced; a re-derived episode may carry the
+    /// same id under a new key) is skipped, so vectors of replaced text never land on its
+    /// successor. Returns the keys written.
+    ///
+    /// # Errors
+    /// As [`Store::put_vectors`], except that a missing episode is skipped, not an error.
+    pub(crate) fn put_vectors_at(
+        &self,
+        model: &str,
+        batch: &[(i64, &str, Vec<Vec<f32>>)],
+    ) -> Result<HashSet<i64>> {
+        check_batch(model, batch.iter().map(|(_, id, w)| (*id, w)))?;
+        self.write(&format!("cannot store vectors for model {model:?}"), |tx| {
+            let context = format!("cannot store vectors for model {model:?}");
+            let mut written = HashSet::with_capacity(batch.len());
+            for (pk, id, windows) in batch {
+                let current = tx
+                    .prepare_cached("SELECT 1 FROM episodes WHERE pk = ?1 AND id = ?2")
+                    .and_then(|mut stmt| stmt.query_row(params![pk, id], |_| Ok(())).optional())
+                    .map_err(|e| db_error(&context, e))?;
+                if current.is_some() {
+                    write_windows(tx, model, *pk, windows).map_err(|e| db_error(&context, e))?;
+                    written.insert(*pk);
+                }
+            }
+            Ok(written)
         })
     }
 
@@ -199,4 +193,56 @@ impl Store {
             Ok(())
         })
     }
+}
+
+/// Checks a batch before anything is written: a model id, one or more windows of one non-zero
+/// dimension per episode, finite values.
+fn check_batch<'a>(
+    model: &str,
+    batch: impl Iterator<Item = (&'a str, &'a Vec<Vec<f32>>)>,
+) -> Result<()> {
+    if model.trim().is_empty() {
+        return Err(Error::invalid_input(
+            "vector model id is empty; name the model",
+        ));
+    }
+    for (id, windows) in batch {
+        let dim = windows.first().map_or(0, Vec::len);
+        if dim == 0 || windows.iter().any(|w| w.len() != dim) {
+            return Err(Error::invalid_input(format!(
+                "vectors of episode {id:?} must be one or more windows of one non-zero dimension"
+            )));
+        }
+        if windows.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(Error::invalid_input(format!(
+                "vectors of episode {id:?} contain NaN or infinity; check the model output"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Replaces episode `pk`'s vectors of `model` with `windows`.
+fn write_windows(
+    tx: &rusqlite::Transaction<'_>,
+    model: &str,
+    pk: i64,
+    windows: &[Vec<f32>],
+) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM vectors WHERE model = ?1 AND episode_pk = ?2")?
+        .execute(params![model, pk])?;
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (window, vector) in windows.iter().enumerate() {
+        insert.execute(params![
+            model,
+            pk,
+            window as i64,
+            vector.len() as i64,
+            to_bytes(vector)
+        ])?;
+    }
+    Ok(())
 }
