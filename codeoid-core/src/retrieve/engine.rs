@@ -31,7 +31,7 @@ use super::vector_index::IndexFilter;
 use super::worker::{EmbeddingStatus, Worker};
 use crate::canonical::EpisodeKind;
 use crate::embed::Embedder;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::index::{ClusterEpisode, ClusterInput};
 use crate::store::{LexicalFilters, Store, Workspace};
 
@@ -329,9 +329,17 @@ impl Retriever {
         }
         let ranked = rank(&candidates, &query_paths, &self.config, now);
         let mut hits = Vec::with_capacity(query.limit);
-        for ranked in ranked.into_iter().take(query.limit) {
+        for ranked in ranked {
+            if hits.len() == query.limit {
+                break;
+            }
             let candidate = &candidates[ranked.index];
-            let episode = self.store.episode(ws, &candidate.header.id)?;
+            // Replaced by a concurrent re-import since the candidates were read: not a failure.
+            let episode = match self.store.episode(ws, &candidate.header.id) {
+                Ok(episode) => episode,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
             hits.push(Hit {
                 header: episode.header,
                 content: episode.content,
