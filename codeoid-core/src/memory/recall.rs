@@ -70,7 +70,9 @@ impl Memory {
     /// a model is being downloaded it waits for the download.
     ///
     /// # Errors
-    /// A database error reading the newest episode.
+    /// A database error reading the newest episode; the worker's own store error when it has
+    /// failed three passes in a row to read or write the store (it keeps retrying, but a flush
+    /// does not wait for a worker that cannot make progress).
     pub fn flush(&self) -> Result<()> {
         self.retriever.flush()
     }

@@ -39,9 +39,12 @@ use super::vector_index::{EntryMeta, VectorIndex};
 use crate::embed::{
     DownloadProgress, Embedder, EpisodeText, ModelLocator, ProgressFn, ResolvedModel,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{EpisodeMeta, QueuedEpisode, Store};
 
+/// Consecutive failed passes of the embedding loop after which a flush returns an error
+/// instead of waiting for a worker that cannot make progress.
+const FLUSH_GIVES_UP_AFTER: u32 = 3;
 /// Episodes read from the queue per round trip.
 const QUEUE_PAGE: usize = 256;
 
@@ -99,6 +102,9 @@ struct State {
     warnings: Vec<String>,
     failed: u64,
     download: Option<DownloadProgress>,
+    /// The last store error of the embedding loop while it keeps failing (reset by a pass that
+    /// succeeds): a flush stops waiting for a worker that cannot make progress.
+    store_failure: Option<(u32, Error)>,
 }
 
 /// What the worker thread and its callers share.
@@ -204,6 +210,7 @@ impl Worker {
                 shutdown: false,
                 warnings: warning.into_iter().collect(),
                 download: None,
+                store_failure: None,
                 failed: 0,
             }),
             changed: Condvar::new(),
@@ -287,6 +294,18 @@ impl Worker {
         state.wake = true;
         self.shared.changed.notify_all();
         loop {
+            if let Some((failures, error)) = &state.store_failure {
+                if *failures >= FLUSH_GIVES_UP_AFTER {
+                    return Err(Error::new(
+                        error.kind(),
+                        format!(
+                            "flush gave up: the embedding worker failed {failures} times in a \
+                             row to read or write the store (it keeps retrying): {}",
+                            error.message()
+                        ),
+                    ));
+                }
+            }
             let done = match state.phase {
                 EmbeddingPhase::Unavailable | EmbeddingPhase::Disabled => true,
                 EmbeddingPhase::Ready => state.cursor >= target,
@@ -445,16 +464,25 @@ fn run(shared: &Arc<Shared>, locator: &ModelLocator) -> Result<()> {
         }
         match drain(shared, &embedder) {
             Ok(()) => {
+                shared.lock().store_failure = None;
                 if !dropped_old {
                     dropped_old = drop_old_models(shared, embedder.model_id());
                 }
             }
-            Err(e) => shared.warn(format!(
-                "the embedding worker could not read or write the store: {}; it retries every \
-                 {} ms",
-                e.full_message(),
-                shared.config.poll_millis
-            )),
+            Err(e) => {
+                shared.warn(format!(
+                    "the embedding worker could not read or write the store: {}; it retries \
+                     every {} ms",
+                    e.full_message(),
+                    shared.config.poll_millis
+                ));
+                {
+                    let mut state = shared.lock();
+                    let failures = state.store_failure.as_ref().map_or(0, |(n, _)| *n);
+                    state.store_failure = Some((failures.saturating_add(1), e));
+                }
+                shared.changed.notify_all();
+            }
         }
         let mut state = shared.lock();
         if !state.wake && !state.shutdown {

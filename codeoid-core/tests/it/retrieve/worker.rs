@@ -393,3 +393,31 @@ fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
     assert!(index.contains("## Topic clusters"), "{index}");
     assert!(index.contains("episodes, latest"), "{index}");
 }
+
+/// A worker that cannot write the store keeps retrying, but a flush does not wait forever for
+/// it: after three failed passes in a row it returns the store's error.
+#[test]
+fn a_flush_gives_up_when_the_worker_cannot_write_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = MemoryConfig {
+        embedding: EmbeddingConfig {
+            poll_millis: 50,
+            ..model_config().embedding
+        },
+        ..model_config()
+    };
+    let memory = open_in(dir.path(), config);
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    memory.flush().unwrap();
+    // Another connection breaks the table the worker writes vectors into.
+    let conn = rusqlite::Connection::open(dir.path().join("codeoid.db")).unwrap();
+    conn.execute_batch("DROP TABLE vectors").unwrap();
+    let more = session(&memory, "more");
+    record_filler(&memory, &more, 100);
+    let started = Instant::now();
+    let err = memory.flush().unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(err.message().contains("flush gave up"), "{err}");
+    assert_eq!(err.kind(), codeoid_core::ErrorKind::Database, "{err}");
+}
