@@ -23,7 +23,7 @@ pub struct RecallFilters {
     /// all of them). [`crate::Memory::recall`] sets it to the calling session's episodes since
     /// its last rotation; it is independent of `exclude_session_id`.
     pub exclude_live: Option<(String, i64)>,
-    /// Only episodes of this tool (case-insensitive).
+    /// Only episodes of this tool (ASCII case-insensitive, the same in both channels).
     pub tool_name: Option<String>,
     /// Only episodes created at or after this time.
     pub since: Option<DateTime<Utc>>,

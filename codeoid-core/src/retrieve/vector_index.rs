@@ -70,7 +70,7 @@ pub struct IndexFilter<'a> {
     pub exclude_session_id: Option<&'a str>,
     /// A session's live context, left out: its episodes from this key on.
     pub exclude_live: Option<(&'a str, i64)>,
-    /// Only this tool (case-insensitive).
+    /// Only this tool (ASCII case-insensitive, as SQLite's `lower()` in the lexical channel).
     pub tool_name: Option<&'a str>,
     /// Only at or after this time.
     pub since: Option<DateTime<Utc>>,
@@ -238,7 +238,7 @@ impl VectorIndex {
             session: self.sessions.intern(meta.session_id),
             tool: meta
                 .tool_name
-                .map_or(NO_TOOL, |t| self.tools.intern(&t.to_lowercase())),
+                .map_or(NO_TOOL, |t| self.tools.intern(&t.to_ascii_lowercase())),
             first_row: first,
             windows: count,
         };
@@ -317,7 +317,7 @@ impl VectorIndex {
         };
         let exclude = filter.exclude_session_id.and_then(|s| self.sessions.get(s));
         let tool = match filter.tool_name {
-            Some(t) => Some(self.tools.get(&t.to_lowercase())?),
+            Some(t) => Some(self.tools.get(&t.to_ascii_lowercase())?),
             None => None,
         };
         let since = filter.since.map(|t| t.timestamp_millis());
