@@ -206,15 +206,10 @@ impl EmbeddingConfig {
     /// [`crate::ErrorKind::InvalidInput`] when `CODEOID_EMBEDDINGS` is not a switch.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<EmbeddingConfig> {
         let mut config = EmbeddingConfig::default();
-        if let Some(value) = lookup(ENV_EMBEDDINGS) {
-            match value.trim().to_ascii_lowercase().as_str() {
-                "0" | "false" | "off" | "no" => config.model = ModelChoice::Disabled,
-                "1" | "true" | "on" | "yes" | "" => {}
-                other => {
-                    return Err(Error::invalid_input(format!(
-                        "{ENV_EMBEDDINGS}={other:?} is not a switch; use 1 or 0"
-                    )));
-                }
+        // An empty value keeps the default, as an unset one does.
+        if let Some(value) = lookup(ENV_EMBEDDINGS).filter(|v| !v.trim().is_empty()) {
+            if !crate::env::switch(ENV_EMBEDDINGS, &value)? {
+                config.model = ModelChoice::Disabled;
             }
         }
         Ok(config)
@@ -224,15 +219,7 @@ impl EmbeddingConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-
-    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
+    use crate::env::lookup;
 
     #[test]
     fn defaults_are_the_design_weights() {
