@@ -20,9 +20,11 @@
 //!   Asked as of the end of the recorded history. Lines found in more than five episodes (a
 //!   harness's stock refusal) are not specific enough to name an episode and are skipped.
 //!
-//! Each mode only changes `RetrievalConfig::weights`: `bm25` is `0,1,0,0`, `vectors` is
-//! `1,0,0,0`, `hybrid` the defaults. Every mode sees the same candidates (top 50 of each
-//! channel), so a single-signal mode is that signal's ranking of the union. Metrics are over
+//! The first three modes only change `RetrievalConfig::weights`: `bm25` is `0,1,0,0`, `vectors`
+//! is `1,0,0,0`, `hybrid` the defaults. They see the same candidates (top 50 of each channel),
+//! so a single-signal mode is that signal's ranking of the union. The `budget 100` modes also
+//! set `lexical_budget` to its minimum, so this small store is searched the way a large one is
+//! (common words left out), which shows what that approximation costs. Metrics are over
 //! the top 10 (MRR counts 0 beyond rank 10). Queries are split by a hash of their text into two
 //! halves, reported separately, so any weight change can be chosen on one and checked on the
 //! other.
@@ -47,7 +49,9 @@ use codeoid_core::import::ImportedSession;
 use codeoid_core::retrieve::{
     EmbeddingConfig, ModelChoice, RecallFilters, RecallQuery, RetrievalConfig, Retriever, Weights,
 };
-use codeoid_core::store::{EpisodeHeader, Store, StoredEpisode};
+use codeoid_core::store::{
+    DEFAULT_LEXICAL_BUDGET, EpisodeHeader, MIN_LEXICAL_BUDGET, Store, StoredEpisode,
+};
 
 /// Bumped when the way the store is built changes.
 const STORE_VERSION: &str = "v1";
@@ -84,12 +88,13 @@ fn store_dir() -> PathBuf {
         .join(format!("quality-{STORE_VERSION}"))
 }
 
-fn retriever(store: &Arc<Store>, weights: Weights) -> Retriever {
+fn retriever(store: &Arc<Store>, weights: Weights, lexical_budget: usize) -> Retriever {
     Retriever::new(
         Arc::clone(store),
         workspace(),
         RetrievalConfig {
             weights,
+            lexical_budget,
             ..RetrievalConfig::default()
         },
         EmbeddingConfig {
@@ -117,7 +122,7 @@ fn build(sessions: &[ImportedSession]) -> (Arc<Store>, Vec<String>) {
     let started = Instant::now();
     let store = Arc::new(Store::open(&db).unwrap());
     assert_eq!(record_copy(&store, sessions, 0), ids);
-    let r = retriever(&store, Weights::default());
+    let r = retriever(&store, Weights::default(), DEFAULT_LEXICAL_BUDGET);
     r.flush().unwrap();
     let status = r.status();
     let stats = store.workspace_stats(workspace().id()).unwrap();
@@ -391,16 +396,17 @@ fn main() {
         assert!(count(f) >= 10, "too few {f} queries: {}", count(f));
     }
 
-    let modes: Vec<(&str, Weights)> = vec![
-        (
-            "bm25",
-            Weights {
-                vec: 0.0,
-                bm25: 1.0,
-                recency: 0.0,
-                path: 0.0,
-            },
-        ),
+    let bm25_only = Weights {
+        vec: 0.0,
+        bm25: 1.0,
+        recency: 0.0,
+        path: 0.0,
+    };
+    // (name, weights, lexical budget). The store is smaller than the default budget, so the
+    // first three search every term; the last two force the plan of a large store (common
+    // words left out, or scored over their newest matches) to show what it costs.
+    let modes: Vec<(&str, Weights, usize)> = vec![
+        ("bm25", bm25_only, DEFAULT_LEXICAL_BUDGET),
         (
             "vectors",
             Weights {
@@ -409,11 +415,14 @@ fn main() {
                 recency: 0.0,
                 path: 0.0,
             },
+            DEFAULT_LEXICAL_BUDGET,
         ),
-        ("hybrid", Weights::default()),
+        ("hybrid", Weights::default(), DEFAULT_LEXICAL_BUDGET),
+        ("bm25, budget 100", bm25_only, MIN_LEXICAL_BUDGET),
+        ("hybrid, budget 100", Weights::default(), MIN_LEXICAL_BUDGET),
     ];
     // The query vectors, once, with the model every mode uses.
-    let first = retriever(&store, Weights::default());
+    let first = retriever(&store, Weights::default(), DEFAULT_LEXICAL_BUDGET);
     let model = first.embedder().expect("the test model loads");
     let vectors: Vec<Vec<f32>> = queries
         .iter()
@@ -424,7 +433,7 @@ fn main() {
     // With CODEOID_QUALITY_DUMP set: every candidate's four components and relevance, one JSON
     // line per query, for studying fusion offline.
     if let Some(path) = std::env::var_os("CODEOID_QUALITY_DUMP") {
-        let r = retriever(&store, Weights::default());
+        let r = retriever(&store, Weights::default(), DEFAULT_LEXICAL_BUDGET);
         r.flush().unwrap();
         let mut out = String::new();
         for (q, v) in queries.iter().zip(&vectors) {
@@ -458,8 +467,8 @@ fn main() {
 
     // results[mode][(family, half)]
     let mut results: BTreeMap<(usize, &str, usize), Metrics> = BTreeMap::new();
-    for (m, (name, weights)) in modes.iter().enumerate() {
-        let r = retriever(&store, *weights);
+    for (m, (name, weights, budget)) in modes.iter().enumerate() {
+        let r = retriever(&store, *weights, *budget);
         r.flush().unwrap();
         let mut took = Vec::with_capacity(queries.len());
         for (q, v) in queries.iter().zip(&vectors) {
@@ -494,7 +503,7 @@ fn main() {
     println!("\n| queries | mode | n | hit@1 | hit@5 | MRR@10 |\n|---|---|---|---|---|---|");
     for family in families.into_iter().chain(["all"]) {
         for (half, label) in [(2, "both halves"), (0, "half A"), (1, "half B")] {
-            for (m, (name, _)) in modes.iter().enumerate() {
+            for (m, (name, _, _)) in modes.iter().enumerate() {
                 let metrics = results[&(m, family, half)];
                 assert!(metrics.n > 0);
                 assert!((0.0..=1.0).contains(&metrics.mrr()));

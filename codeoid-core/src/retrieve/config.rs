@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::embed::ModelLocator;
 use crate::error::{Error, Result};
-use crate::store::MAX_LEXICAL_K;
+use crate::store::{DEFAULT_LEXICAL_BUDGET, MAX_LEXICAL_K, MIN_LEXICAL_BUDGET};
 
 /// Environment variable: `0` turns embeddings off (lexical-only memory).
 pub const ENV_EMBEDDINGS: &str = "CODEOID_EMBEDDINGS";
@@ -68,6 +68,11 @@ pub struct RetrievalConfig {
     /// Candidates taken from each channel (vector, BM25) after the filters, before fusion.
     /// Default 50, at most [`MAX_LEXICAL_K`].
     pub candidates: usize,
+    /// Most matches the lexical channel scores per recall (see
+    /// [`Store::lexical_search_within`](crate::store::Store::lexical_search_within)): a bound on
+    /// its cost however common the query's words are. Default [`DEFAULT_LEXICAL_BUDGET`], at
+    /// least [`MIN_LEXICAL_BUDGET`].
+    pub lexical_budget: usize,
 }
 
 impl Default for RetrievalConfig {
@@ -76,6 +81,7 @@ impl Default for RetrievalConfig {
             weights: Weights::default(),
             half_life_hours: 48.0,
             candidates: 50,
+            lexical_budget: DEFAULT_LEXICAL_BUDGET,
         }
     }
 }
@@ -97,6 +103,13 @@ impl RetrievalConfig {
             return Err(Error::invalid_input(format!(
                 "recall candidates {} is out of range; use 1..={MAX_LEXICAL_K} (default 50)",
                 self.candidates
+            )));
+        }
+        if self.lexical_budget < MIN_LEXICAL_BUDGET {
+            return Err(Error::invalid_input(format!(
+                "recall lexical budget {} is too small; use at least {MIN_LEXICAL_BUDGET} \
+                 (default {DEFAULT_LEXICAL_BUDGET})",
+                self.lexical_budget
             )));
         }
         Ok(())

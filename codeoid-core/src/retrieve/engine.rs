@@ -2,13 +2,14 @@
 //! it the vector index) and runs the two candidate channels, then fuses them (DESIGN §2).
 //!
 //! One recall:
-//! 1. BM25 candidates from the store (`lexical_search`, filters inside SQL), on a second thread,
-//!    while this thread embeds the query and scans the vector index (filters in memory; the
-//!    path filter resolved to episode keys by one indexed query). Top K from each channel.
-//! 2. The union is completed: headers of vector-only candidates, the BM25 score of vector-only
-//!    candidates (the same `bm25()` over just those rows), the exact cosine of every candidate
-//!    from its stored f32 windows (the index is int8; this makes the reported `vec` exact), and
-//!    paths when the query names any.
+//! 1. BM25 candidates from the store (a lexical search planned within the config's budget,
+//!    filters inside SQL), on a second thread, while this thread embeds the query and scans the
+//!    vector index (filters in memory; the path filter resolved to episode keys by one indexed
+//!    query). Top K from each channel.
+//! 2. The union is completed: headers of vector-only candidates, their BM25 (looked up among
+//!    the scores the lexical pass computed anyway), the cosine of every candidate from the
+//!    index's int8 rows with the query in f32 (within ~0.01 of the f32 cosine; no store reads),
+//!    and paths when the query names any.
 //! 3. Fusion ranks the union; the best `limit` are read whole.
 //!
 //! Without a model (none found, still downloading, disabled) the vector channel is empty and
@@ -33,7 +34,7 @@ use crate::canonical::EpisodeKind;
 use crate::embed::Embedder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{ClusterEpisode, ClusterInput};
-use crate::store::{LexicalFilters, Store, Workspace};
+use crate::store::{LexicalFilters, LexicalMatches, Store, Workspace};
 
 /// Hybrid recall over one workspace of a store.
 pub struct Retriever {
@@ -58,8 +59,6 @@ impl std::fmt::Debug for Retriever {
 struct VectorCandidates {
     /// The query vector, when a model is ready.
     query: Option<Vec<f32>>,
-    /// The model's id, when a model is ready.
-    model: Option<String>,
     /// `(episode key, approximate cosine)`, best first.
     hits: Vec<(i64, f32)>,
 }
@@ -241,11 +240,12 @@ impl Retriever {
             paths: filter_paths.clone(),
         };
         let k = self.config.candidates;
+        let budget = self.config.lexical_budget;
         let _running = self.worker().query_guard();
         let (lexical, vector) = std::thread::scope(|scope| {
             let lexical = scope.spawn(|| {
                 self.store
-                    .lexical_search(ws, &query.text, &lexical_filters, k)
+                    .lexical_matches(ws, &query.text, &lexical_filters, k, budget)
             });
             let vector = self.vector_channel(query, vector, &filter_paths, k);
             let lexical = lexical
@@ -253,23 +253,28 @@ impl Retriever {
                 .unwrap_or_else(|_| Err(Error::internal("the lexical search thread panicked")));
             (lexical, vector)
         });
-        let lexical = lexical?;
+        let LexicalMatches {
+            hits: lexical_hits,
+            scores: lexical_scores,
+        } = lexical?;
         let VectorCandidates {
             query: query_vector,
-            model,
             hits: vector_hits,
         } = vector?;
 
-        // The union, in a stable order: lexical candidates, then vector-only ones. Rotation
-        // events are bookkeeping the timeline shows; as search results they only echo the
-        // session's name, so they are left out.
-        let mut candidates: Vec<Candidate> = Vec::with_capacity(lexical.len() + vector_hits.len());
+        // The union, in a stable order: lexical candidates, then vector-only ones, with their
+        // episode keys alongside. Rotation events are bookkeeping the timeline shows; as search
+        // results they only echo the session's name, so they are left out.
+        let mut candidates: Vec<Candidate> =
+            Vec::with_capacity(lexical_hits.len() + vector_hits.len());
+        let mut keys: Vec<i64> = Vec::with_capacity(candidates.capacity());
         let mut position: HashMap<String, usize> = HashMap::new();
-        for hit in lexical {
+        for (pk, hit) in lexical_hits {
             if hit.header.kind == EpisodeKind::Rotation {
                 continue;
             }
             position.insert(hit.header.id.clone(), candidates.len());
+            keys.push(pk);
             candidates.push(Candidate {
                 header: hit.header,
                 cosine: None,
@@ -279,7 +284,13 @@ impl Retriever {
         }
         let vector_pks: Vec<i64> = vector_hits.iter().map(|(pk, _)| *pk).collect();
         let mut headers = self.store.headers_by_pk(ws, &vector_pks)?;
-        let mut vector_only: Vec<String> = Vec::new();
+        // The lexical pass scored every match of its plan, so a vector-only candidate's BM25 is
+        // a lookup (absent: its words do not match the planned terms).
+        let wanted: HashSet<i64> = vector_pks.iter().copied().collect();
+        let vector_bm25: HashMap<i64, f64> = lexical_scores
+            .into_iter()
+            .filter(|(pk, _)| wanted.contains(pk))
+            .collect();
         for (pk, _) in &vector_hits {
             let Some(header) = headers.remove(pk) else {
                 continue;
@@ -288,39 +299,30 @@ impl Retriever {
                 continue;
             }
             position.insert(header.id.clone(), candidates.len());
-            vector_only.push(header.id.clone());
+            keys.push(*pk);
             candidates.push(Candidate {
                 header,
                 cosine: None,
-                bm25: None,
+                bm25: vector_bm25.get(pk).copied(),
                 paths: Vec::new(),
             });
         }
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        let all_ids: Vec<String> = candidates.iter().map(|c| c.header.id.clone()).collect();
-        let ids: Vec<&str> = all_ids.iter().map(String::as_str).collect();
-        if let (Some(query_vector), Some(model)) = (&query_vector, &model) {
-            for (id, windows) in self.store.vectors_of(ws, model, &ids)? {
-                if let Some(&at) = position.get(&id) {
-                    candidates[at].cosine = windows
-                        .iter()
-                        .filter(|w| w.len() == query_vector.len())
-                        .map(|w| f64::from(dot(w, query_vector)))
-                        .reduce(f64::max);
+        if let Some(query_vector) = &query_vector {
+            // Rescored from the index's rows with the query in f32: no store reads (reading
+            // the candidates' f32 windows back was ~4 ms of a 100k recall, page by page).
+            self.worker().with_index(|index| {
+                if let Some(index) = index {
+                    for (candidate, pk) in candidates.iter_mut().zip(&keys) {
+                        candidate.cosine = index.best_cosine(*pk, query_vector).map(f64::from);
+                    }
                 }
-            }
-        }
-        if !vector_only.is_empty() {
-            let refs: Vec<&str> = vector_only.iter().map(String::as_str).collect();
-            for (id, score) in self.store.lexical_scores(ws, &query.text, &refs)? {
-                if let Some(&at) = position.get(&id) {
-                    candidates[at].bm25 = Some(score);
-                }
-            }
+            });
         }
         if !query_paths.is_empty() {
+            let ids: Vec<&str> = candidates.iter().map(|c| c.header.id.as_str()).collect();
             for (id, paths) in self.store.episode_paths(ws, &ids)? {
                 if let Some(&at) = position.get(&id) {
                     candidates[at].paths = paths;
@@ -362,7 +364,6 @@ impl Retriever {
         let Some(embedder) = self.worker().ready_embedder() else {
             return Ok(VectorCandidates {
                 query: None,
-                model: None,
                 hits: Vec::new(),
             });
         };
@@ -406,24 +407,7 @@ impl Retriever {
             .unwrap_or_default();
         Ok(VectorCandidates {
             query: Some(query_vector),
-            model: Some(embedder.model_id().to_owned()),
             hits,
         })
     }
-}
-
-/// `a · b`, with independent accumulators so it vectorizes.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let chunks = a.len().min(b.len()) / 8;
-    for c in 0..chunks {
-        for i in 0..8 {
-            acc[i] += a[c * 8 + i] * b[c * 8 + i];
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..a.len().min(b.len()) {
-        sum += a[i] * b[i];
-    }
-    sum
 }

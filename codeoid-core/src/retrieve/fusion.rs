@@ -1,7 +1,7 @@
 //! Fusion: the four-signal score of DESIGN §2 over a candidate batch.
 //!
 //! `score = w.vec * vec + w.bm25 * bm25 + w.recency * recency + w.path * path`, where `vec` is
-//! the exact cosine of the best window clamped at 0, `bm25` the raw BM25 divided by the batch's
+//! the cosine of the best window (from the int8 index, query in f32) clamped at 0, `bm25` the raw BM25 divided by the batch's
 //! best (so the best lexical match scores 1 and an episode whose words do not match scores 0),
 //! `recency` `0.5 ^ (age_hours / half_life)` (a future timestamp counts as now) and `path` the
 //! overlap of `paths`.

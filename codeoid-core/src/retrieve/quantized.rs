@@ -5,7 +5,8 @@
 //! so `x ≈ q * scale` with `scale = max|x| / 127`, and `a · b ≈ scale_a * scale_b * Σ qa·qb` with
 //! the sum taken exactly in 32-bit integers. For 384-dimensional sentence embeddings the
 //! approximation is within about 0.005 of the f32 cosine (tested below); retrieval uses it to
-//! choose candidates and rescoring with the stored f32 vectors gives the final, exact score.
+//! choose candidates, then rescores them with the query in f32 against the same rows, which
+//! leaves only the rows' own rounding.
 //!
 //! The kernel is a plain loop with independent accumulators that the compiler vectorizes
 //! (sign-extend to 16 bits, multiply-add pairs into 32 bits); it is compiled for the baseline

@@ -354,6 +354,27 @@ impl VectorIndex {
         Some(mean)
     }
 
+    /// The cosine of the unit vector `query` and episode `pk`'s best window, from the int8 rows
+    /// with `query` kept in f32 (so only the rows' quantization errs: well under 0.01), or
+    /// `None` when the episode is not indexed or `query` has the wrong width.
+    pub fn best_cosine(&self, pk: i64, query: &[f32]) -> Option<f32> {
+        if query.len() != self.dim {
+            return None;
+        }
+        let entry = self.entries[*self.by_pk.get(&pk)? as usize];
+        let start = entry.first_row as usize;
+        (start..start + entry.windows as usize)
+            .map(|row| {
+                let dot: f32 = query
+                    .iter()
+                    .zip(self.row(row))
+                    .map(|(x, q)| x * f32::from(*q))
+                    .sum();
+                dot * self.scales[row]
+            })
+            .reduce(f32::max)
+    }
+
     /// The keys of up to `n` indexed episodes, most recent first.
     pub fn most_recent(&self, n: usize) -> Vec<i64> {
         let mut order: Vec<&Entry> = self.entries.iter().collect();
@@ -436,6 +457,24 @@ mod tests {
             ..IndexFilter::default()
         };
         assert!(index.search(&query, &unknown, 5).is_empty());
+    }
+
+    #[test]
+    fn best_cosine_rescores_every_window_with_only_the_rows_rounding() {
+        let mut index = VectorIndex::new(4);
+        let windows = [unit(&[0.9, 0.1, 0.3, -0.2]), unit(&[0.1, 0.8, -0.5, 0.3])];
+        index.add(meta(7, "s", None, 1), &windows).unwrap();
+        let query = unit(&[0.2, 0.9, -0.3, 0.1]);
+        let exact = windows
+            .iter()
+            .map(|w| w.iter().zip(&query).map(|(a, b)| a * b).sum::<f32>())
+            .fold(f32::NEG_INFINITY, f32::max);
+        let rescored = index.best_cosine(7, &query).unwrap();
+        assert!((rescored - exact).abs() < 5e-3, "{rescored} vs {exact}");
+        // The second window is the better one; the first alone would score far lower.
+        assert!(rescored > 0.9, "{rescored}");
+        assert_eq!(index.best_cosine(8, &query), None);
+        assert_eq!(index.best_cosine(7, &query[..3]), None);
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod connection;
 mod episodes;
 mod fork;
 mod fts;
+mod lexical;
 mod read_hashes;
 mod record;
 mod render;
@@ -67,7 +68,11 @@ pub use blobs::{BlobRef, RawOutput};
 pub use episodes::{EpisodeHeader, StoredEpisode, StoredPath, file_content_hash};
 pub use fork::{NewFork, StoredFork};
 pub(crate) use fork::{check_at, session_title};
-pub use fts::{LexicalFilters, LexicalHit, MAX_LEXICAL_K, match_expression};
+pub use fts::match_expression;
+pub(crate) use lexical::LexicalMatches;
+pub use lexical::{
+    DEFAULT_LEXICAL_BUDGET, LexicalFilters, LexicalHit, MAX_LEXICAL_K, MIN_LEXICAL_BUDGET,
+};
 pub use record::Recorded;
 pub use render::iso8601;
 pub use rotation::RotationBookkeeping;

@@ -257,7 +257,8 @@ fn meaning_identifiers_and_paths_each_find_their_episode() {
     assert_eq!(hits[0].header.id, fts);
     assert_eq!(hits[0].components.path, 1.0);
 
-    // Every hit: components in [0, 1], the design's weighted sum, and an exact cosine.
+    // Every hit: components in [0, 1], the design's weighted sum, and the cosine of the stored
+    // f32 vectors up to the index's int8 rounding.
     let q = "borrow checker complains about mutable borrow";
     let hits = memory.recall(None, &RecallQuery::new(q).limit(10)).unwrap();
     assert_eq!(hits.len(), 10);
@@ -274,7 +275,7 @@ fn meaning_identifiers_and_paths_each_find_their_episode() {
             hit.score
         );
         let exact = stored_cosine(&memory, &hit.header.id, q).max(0.0);
-        assert!((c.vec - exact).abs() < 1e-5, "{} vs {exact}", c.vec);
+        assert!((c.vec - exact).abs() < 5e-3, "{} vs {exact}", c.vec);
         assert_eq!(hit.content, memory.episode(&hit.header.id).unwrap().content);
     }
     let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();

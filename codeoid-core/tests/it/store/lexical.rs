@@ -308,3 +308,104 @@ fn words_in_most_episodes_do_not_hide_the_rare_ones() {
         20
     );
 }
+
+/// 400 Bash calls: `alpha` in 150 of them (said three times in the 50 oldest, once after),
+/// `zebra` in three, `naïve` in one; ids `c0` (oldest) to `c399`.
+fn budget_corpus(store: &Store, session_id: &str) {
+    let items: Vec<(String, serde_json::Value, String)> = (0..400)
+        .map(|i| {
+            let out = match i {
+                _ if i % 100 == 7 => "zebra crossing".to_owned(),
+                250 => "a naïve approach".to_owned(),
+                _ if i < 50 => "alpha alpha alpha".to_owned(),
+                _ if i >= 300 => "alpha".to_owned(),
+                _ => format!("filler {i}"),
+            };
+            (
+                format!("c{i}"),
+                json!({"command": format!("step {i}")}),
+                out,
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, serde_json::Value, &str)> = items
+        .iter()
+        .map(|(id, input, out)| (id.as_str(), "Bash", input.clone(), out.as_str()))
+        .collect();
+    calls(store, session_id, &refs);
+}
+
+fn calls_within(
+    store: &Store,
+    ws: &str,
+    query: &str,
+    filters: &LexicalFilters,
+    budget: usize,
+) -> Vec<String> {
+    store
+        .lexical_search_within(ws, query, filters, 20, budget)
+        .unwrap()
+        .into_iter()
+        .filter_map(|h| h.header.call_id)
+        .collect()
+}
+
+#[test]
+fn a_budget_keeps_the_rarest_terms_and_bounds_common_ones_to_their_newest_matches() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    budget_corpus(&store, &s.id);
+    let none = LexicalFilters::default();
+
+    // Within the budget (the default covers the whole store) the query is searched as asked:
+    // `alpha` episodes fill the list after the three zebras.
+    let asked = calls_within(&store, ws.id(), "alpha zebra", &none, 6_000);
+    assert_eq!(asked.len(), 20, "{asked:?}");
+    assert_eq!(
+        &asked[..3],
+        ["c307", "c207", "c107"].as_slice(),
+        "{asked:?}"
+    );
+    // Over budget, the rarest word is kept and the common one (150 episodes > 100) left out.
+    assert_eq!(
+        calls_within(&store, ws.id(), "alpha zebra", &none, 100),
+        ["c307", "c207", "c107", "c7"]
+    );
+    // A word outside ASCII is searched whatever the budget (FTS5 folds its diacritics).
+    assert_eq!(calls_within(&store, ws.id(), "naive", &none, 100), ["c250"]);
+    assert_eq!(
+        calls_within(&store, ws.id(), "naïve zebra", &none, 100)[0],
+        "c250"
+    );
+
+    // Alone and over budget, a word is scored over its newest matches only: the oldest
+    // episodes, which say it three times, rank first when every match is scored; with a budget
+    // of 100 only c49 of them is among the 100 newest matches (c300..c399 less c307, and c49).
+    let number = |id: &String| id[1..].parse::<u32>().unwrap();
+    let all = calls_within(&store, ws.id(), "alpha", &none, 6_000);
+    assert!(all.iter().all(|id| number(id) < 50), "{all:?}");
+    let newest = calls_within(&store, ws.id(), "alpha", &none, 100);
+    assert_eq!(newest.len(), 20);
+    assert_eq!(newest[0], "c49", "{newest:?}");
+    assert!(newest[1..].iter().all(|id| number(id) >= 300), "{newest:?}");
+
+    // Filters still apply before the cut.
+    let other = session(&store, &ws, "t", 10);
+    calls(
+        &store,
+        &other.id,
+        &[("t1", "Bash", json!({"command": "x"}), "alpha")],
+    );
+    let only_t = LexicalFilters {
+        session_id: Some(other.id.clone()),
+        ..LexicalFilters::default()
+    };
+    assert_eq!(calls_within(&store, ws.id(), "alpha", &only_t, 100), ["t1"]);
+
+    let err = store
+        .lexical_search_within(ws.id(), "alpha", &none, 10, 99)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("lexical budget 99"), "{err}");
+}
