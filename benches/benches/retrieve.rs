@@ -4,17 +4,17 @@
 //!   of three 384-dimensional windows on average (MiniLM's 256-token windows over real episode
 //!   sizes give 3.2), unfiltered and with a session filter; p50/p99 over 200 queries are printed
 //!   with the index's memory. Target at 100k: well under 10 ms, so a whole recall fits.
-//! - `retrieve/recall_100k/*`: whole hybrid recalls on a real store of 100,000 episodes (every
-//!   Claude Code session in `../shared/evaldata`, recorded again and again) with real MiniLM
-//!   vectors: with the query already embedded (target: p50 < 10 ms) and end to end. Also prints
-//!   how long loading the 100k vectors into the index takes.
+//! - `retrieve/recall_{10k,100k}/*`: whole hybrid recalls on a real store of 10,000 or 100,000
+//!   episodes (every Claude Code session in `../shared/evaldata`, recorded again and again) with
+//!   real MiniLM vectors: with the query already embedded (target at 100k: p50 < 10 ms) and end
+//!   to end. Also prints how long loading the vectors into the index takes.
 //! - RSS: a child process opens that store with the model, loads the index, answers recalls and
 //!   reports VmRSS/VmHWM. Target: < 400 MB.
 //! - `burst`: recall latency while the worker embeds a backlog of 2,000 episodes, against the
 //!   same recalls idle.
 //!
 //! Run: `CODEOID_TEST_MODEL_DIR=$(./scripts/fetch-test-model.sh) cargo bench -p codeoid-benches
-//! --bench retrieve`. The 100k store is built once into `target/bench-data/` (a few minutes)
+//! --bench retrieve`. The stores are built once into `target/bench-data/` (a few minutes each)
 //! and reused. Every benchmark asserts its result.
 
 #![allow(clippy::unwrap_used)]
@@ -39,8 +39,7 @@ use criterion::Criterion;
 /// Set in the child process that measures memory; names the store file.
 const RSS_CHILD: &str = "CODEOID_BENCH_RSS_DB";
 const DIM: usize = 384;
-const TARGET_EPISODES: usize = 100_000;
-/// Bumped when the way the 100k store is built changes.
+/// Bumped when the way the stores are built changes.
 const STORE_VERSION: &str = "v1";
 
 const QUERIES: [&str; 6] = [
@@ -158,11 +157,12 @@ fn criterion_wants(name: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
 }
 
-/// The 100k store with real vectors, built once into `target/bench-data/`.
-fn store_100k(embedder: &Embedder) -> PathBuf {
+/// A store of at least `target` episodes with real vectors, built once into
+/// `target/bench-data/retrieve-{label}-*`.
+fn real_store(embedder: &Embedder, label: &str, target: usize) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../target/bench-data")
-        .join(format!("retrieve-100k-{STORE_VERSION}"));
+        .join(format!("retrieve-{label}-{STORE_VERSION}"));
     let db = dir.join("codeoid.db");
     let marker = dir.join(format!("complete-{}", embedder.model_id()));
     if marker.is_file() {
@@ -198,9 +198,9 @@ fn store_100k(embedder: &Embedder) -> PathBuf {
         }
         windows.push(vectors);
     }
-    let copies = TARGET_EPISODES.div_ceil(per_copy);
+    let copies = target.div_ceil(per_copy);
     println!(
-        "building the 100k store: {per_copy} episodes per copy of evaldata, {copies} copies; \
+        "building the {label} store: {per_copy} episodes per copy of evaldata, {copies} copies; \
          copy 0 embedded in {:.1?}",
         started.elapsed()
     );
@@ -226,9 +226,9 @@ fn store_100k(embedder: &Embedder) -> PathBuf {
         }
     }
     let stats = store.workspace_stats(workspace().id()).unwrap();
-    assert!(stats.episodes as usize >= TARGET_EPISODES);
+    assert!(stats.episodes as usize >= target);
     println!(
-        "built the 100k store ({} episodes) in {:.1?}",
+        "built the {label} store ({} episodes) in {:.1?}",
         stats.episodes,
         started.elapsed()
     );
@@ -248,24 +248,25 @@ fn memory_on(db: &Path) -> Memory {
     Memory::for_workspace(store, workspace(), config).unwrap()
 }
 
-fn recall_100k(c: &mut Criterion) {
-    if !criterion_wants("retrieve/recall_100k") {
+fn recall(c: &mut Criterion, label: &str, target: usize) {
+    let name = format!("retrieve/recall_{label}");
+    if !criterion_wants(&name) {
         return;
     }
     let embedder = Embedder::load(model_dir()).unwrap();
-    let db = store_100k(&embedder);
+    let db = real_store(&embedder, label, target);
     let opened = Instant::now();
     let memory = memory_on(&db);
     memory.flush().unwrap();
     let status = memory.embedding_status();
     println!(
-        "retrieve/recall_100k: index of {} episodes / {} windows ({:.1} MB) loaded in {:.1?}",
+        "{name}: index of {} episodes / {} windows ({:.1} MB) loaded in {:.1?}",
         status.indexed_episodes,
         status.indexed_windows,
         status.index_bytes as f64 / 1e6,
         opened.elapsed()
     );
-    assert!(status.indexed_episodes >= TARGET_EPISODES, "{status:?}");
+    assert!(status.indexed_episodes >= target, "{status:?}");
     let retriever = memory.retriever();
     let model = retriever.embedder().unwrap();
     let vectors: Vec<Vec<f32>> = QUERIES
@@ -293,7 +294,7 @@ fn recall_100k(c: &mut Criterion) {
         }
     }
     println!(
-        "retrieve/recall_100k: query embedded p50 {:.2?} p99 {:.2?} ({} recalls); end to end \
+        "{name}: query embedded p50 {:.2?} p99 {:.2?} ({} recalls); end to end \
          p50 {:.2?} p99 {:.2?} ({} recalls)",
         percentile(&mut embedded, 50.0),
         percentile(&mut embedded, 99.0),
@@ -302,7 +303,7 @@ fn recall_100k(c: &mut Criterion) {
         percentile(&mut end_to_end, 99.0),
         end_to_end.len()
     );
-    let mut group = c.benchmark_group("retrieve/recall_100k");
+    let mut group = c.benchmark_group(&name);
     group.sample_size(30);
     let mut i = 0;
     group.bench_function("query_embedded", |b| {
@@ -323,7 +324,9 @@ fn recall_100k(c: &mut Criterion) {
     });
     group.finish();
     drop(memory);
-    rss(&db);
+    if target >= 100_000 {
+        rss(&db);
+    }
 }
 
 /// Runs the memory measurement in a fresh process (this binary, `RSS_CHILD` set) so nothing
@@ -438,7 +441,8 @@ fn main() {
         &mut criterion,
         &[("10k", 10_000), ("100k", 100_000), ("1m", 1_000_000)],
     );
-    recall_100k(&mut criterion);
+    recall(&mut criterion, "10k", 10_000);
+    recall(&mut criterion, "100k", 100_000);
     burst(&mut criterion);
     criterion.final_summary();
 }
