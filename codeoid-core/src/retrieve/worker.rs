@@ -522,7 +522,8 @@ fn load_index(shared: &Shared, embedder: &Embedder) -> Result<VectorIndex> {
     let mut current: Option<EpisodeMeta> = None;
     let mut windows: Vec<Vec<f32>> = Vec::new();
     let flush = |meta: &EpisodeMeta, windows: &mut Vec<Vec<f32>>, index: &mut VectorIndex| {
-        // A stored episode with vectors of another width is skipped: it is re-embedded below.
+        // A stored episode whose vectors the index refuses is skipped here; `drain` finds it
+        // missing from the index and `process` embeds it again.
         let _ = index.add(entry_meta(meta), windows);
         windows.clear();
     };
@@ -620,14 +621,19 @@ fn process(shared: &Shared, embedder: &Embedder, batch: &[&QueuedEpisode]) -> Re
         return Ok(());
     }
     let model = embedder.model_id();
-    let (stored, fresh): (Vec<&QueuedEpisode>, Vec<&QueuedEpisode>) =
+    let (stored, mut fresh): (Vec<&QueuedEpisode>, Vec<&QueuedEpisode>) =
         batch.iter().partition(|q| q.has_vectors);
     if !stored.is_empty() {
         let ids: Vec<&str> = stored.iter().map(|q| q.meta.id.as_str()).collect();
         let mut vectors = shared.store.vectors_of(&shared.workspace_id, model, &ids)?;
-        for queued in &stored {
-            if let Some(windows) = vectors.remove(&queued.meta.id) {
-                add_to_index(shared, &queued.meta, &windows);
+        for queued in stored {
+            // Stored vectors the index refuses (another width, a non-finite value: a bug or a
+            // damaged file) are embedded again and replaced, rather than left out for good.
+            let indexed = vectors
+                .remove(&queued.meta.id)
+                .is_some_and(|windows| add_to_index(shared, &queued.meta, &windows));
+            if !indexed {
+                fresh.push(queued);
             }
         }
     }

@@ -2,7 +2,8 @@
 //! model appears, a model change that re-embeds and drops the old vectors, episodes left behind
 //! by a drop or a SIGKILL embedded at the next open, a drop while the worker is busy, a model
 //! downloaded on the worker thread (and a stalled download that blocks nothing), and topic
-//! clusters in the workspace index from the worker's vectors.
+//! clusters in the workspace index from the worker's vectors, and stored vectors the index
+//! refuses embedded again.
 //!
 //! The kill test re-executes this test binary on the ignored test [`child_process`], which
 //! reads its role from `CODEOID_IT_CHILD`.
@@ -420,4 +421,39 @@ fn a_flush_gives_up_when_the_worker_cannot_write_the_store() {
     assert!(started.elapsed() < Duration::from_secs(60));
     assert!(err.message().contains("flush gave up"), "{err}");
     assert_eq!(err.kind(), codeoid_core::ErrorKind::Database, "{err}");
+}
+
+#[test]
+fn stored_vectors_the_index_cannot_take_are_embedded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), model_config());
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    memory.flush().unwrap();
+    let model = model_id(&memory);
+    let victim = embedded(&memory, &model).into_iter().next().unwrap();
+    // Vectors of this model but the wrong width (a bug or a damaged file would leave these).
+    memory
+        .store()
+        .put_vectors(&model, &[(victim.clone(), vec![vec![0.6, 0.8, 0.0]])])
+        .unwrap();
+    drop(memory);
+
+    let memory = open_in(dir.path(), model_config());
+    memory.flush().unwrap();
+    assert_eq!(memory.embedding_status().indexed_episodes, FILLER.len());
+    let mut widths = Vec::new();
+    memory
+        .store()
+        .for_each_vector(memory.workspace().id(), &model, |v| {
+            if v.episode_id == victim {
+                widths.push(v.vector.len());
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert!(
+        !widths.is_empty() && widths.iter().all(|&w| w == 384),
+        "{widths:?}"
+    );
 }
