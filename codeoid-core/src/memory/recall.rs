@@ -8,7 +8,7 @@ use super::Memory;
 use crate::canonical::PathAccess;
 use crate::error::Result;
 use crate::retrieve::{EmbeddingStatus, Hit, RecallQuery, Retriever};
-use crate::tools::{FileRecall, disk_state};
+use crate::tools::{DiskState, FileRecall, disk_state};
 
 impl Memory {
     /// The episodes of this workspace most relevant to `query`, best first, each with its four
@@ -38,7 +38,8 @@ impl Memory {
 
     /// The most recent read of `path` (relative to the workspace root, or absolute; both forms
     /// find the same file) in any session of this workspace, with whether the file on disk
-    /// changed since, and the latest write to it recorded after that read.
+    /// changed since, and the latest write to it recorded after that read. With such a write,
+    /// "unchanged" is reported as unknown: the read's hash may have been taken after it.
     ///
     /// # Errors
     /// Database errors.
@@ -51,12 +52,32 @@ impl Memory {
         else {
             return Ok(None);
         };
-        let later_write = self
+        let latest_write = self
             .store
             .latest_episode_for_path(ws, &relative, Some(PathAccess::Write))?
-            .map(|(write, _)| write.header)
-            .filter(|w| (w.created_at, &w.id) > (episode.header.created_at, &episode.header.id));
-        let disk = disk_state(self.workspace.root(), &matched);
+            .map(|(write, _)| write.header);
+        // Later in time, or at the same time (one turn's calls share its time) and recorded
+        // after it, which is the order the calls were made in.
+        let later_write = match latest_write {
+            Some(w) if w.created_at > episode.header.created_at => Some(w),
+            Some(w)
+                if w.created_at == episode.header.created_at
+                    && self.store.recorded_after(ws, &w.id, &episode.header.id)? =>
+            {
+                Some(w)
+            }
+            _ => None,
+        };
+        let mut disk = disk_state(self.workspace.root(), &matched);
+        if disk == DiskState::Unchanged && later_write.is_some() {
+            // The hash is taken when the read is recorded, after the tools of its turn ran: an
+            // edit made in the same turn may already be in it. Claiming "unchanged" could tell
+            // the model a stale read is current.
+            disk = DiskState::Unknown(
+                "the file matches the hash recorded with this read, but the write below came                  after the read and may predate that hash; read the file again"
+                    .to_owned(),
+            );
+        }
         Ok(Some(FileRecall {
             episode,
             path: matched,

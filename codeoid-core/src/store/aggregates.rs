@@ -220,6 +220,32 @@ impl Store {
         })
     }
 
+    /// Whether episode `later` of `workspace_id` was recorded after episode `earlier` (by store
+    /// key, the order of recording). `false` when either is missing.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub(crate) fn recorded_after(
+        &self,
+        workspace_id: &str,
+        later: &str,
+        earlier: &str,
+    ) -> Result<bool> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT (SELECT pk FROM episodes WHERE id = ?2 AND workspace_id = ?1)
+                      > (SELECT pk FROM episodes WHERE id = ?3 AND workspace_id = ?1)",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![workspace_id, later, earlier], |r| {
+                    r.get::<_, Option<bool>>(0)
+                })
+            })
+            .map(|after| after.unwrap_or(false))
+            .map_err(|e| db_error("cannot compare episodes", e))
+        })
+    }
+
     /// The paths of each of `ids` that belongs to `workspace_id` (ids of other workspaces are
     /// left out), for path overlap in ranking.
     ///

@@ -199,3 +199,52 @@ fn hashing_live_reads_can_be_switched_off() {
         "{text}"
     );
 }
+
+#[test]
+fn a_read_and_an_edit_of_one_file_in_one_turn_is_never_called_unchanged() {
+    use codeoid_core::canonical::{Part, Role};
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let root = memory.workspace().root().to_path_buf();
+    let file = root.join("config.toml");
+    std::fs::write(&file, "level = 1\n").unwrap();
+    let absolute = file.to_string_lossy().into_owned();
+    let s = session(&memory, "live");
+    memory
+        .record_turn(&s, &at(Turn::user_text("raise the level"), "u", 0))
+        .unwrap();
+    // One assistant turn calls Read then Edit; the harness runs both before recording results.
+    let mut both = call("c1", "Read", json!({"file_path": absolute}));
+    both.parts.extend(
+        call(
+            "c2",
+            "Edit",
+            json!({"file_path": absolute, "old_string": "1", "new_string": "2"}),
+        )
+        .parts,
+    );
+    memory.record_turn(&s, &at(both, "a", 1)).unwrap();
+    std::fs::write(&file, "level = 2\n").unwrap();
+    let mut results = result("c1", "     1\tlevel = 1\n", false);
+    results
+        .parts
+        .extend(result("c2", "The file has been updated.", false).parts);
+    assert_eq!(results.role, Role::User);
+    assert!(matches!(results.parts[1], Part::ToolResult(_)));
+    let out = memory.record_turn(&s, &at(results, "r", 2)).unwrap();
+    let (read, edit) = (&out.recorded.episode_ids[0], &out.recorded.episode_ids[1]);
+
+    // The read's hash was taken after the edit ran, so it matches the file on disk; the
+    // answer must not call the stale read current, and names the edit that followed it.
+    let text = recall_file(&memory, &s, "config.toml");
+    assert!(
+        text.contains(&format!("\n- episode_id: {read}\n")),
+        "{text}"
+    );
+    assert!(!text.contains("unchanged since this read"), "{text}");
+    assert!(
+        text.contains("\n- on disk: unknown (the file matches the hash recorded with this read"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("(episode_id: {edit})")), "{text}");
+}
