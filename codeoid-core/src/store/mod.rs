@@ -184,8 +184,9 @@ impl Store {
         set_wal(&conn, path, options.busy_timeout)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| connection::open_error(path, e))?;
-        // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`).
-        conn.pragma_update(None, "wal_autocheckpoint", 0)
+        // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`),
+        // except as a backstop that keeps the WAL bounded under sustained writes.
+        conn.pragma_update(None, "wal_autocheckpoint", checkpoint::WAL_BACKSTOP_FRAMES)
             .map_err(|e| connection::open_error(path, e))?;
         if state
             != (schema::FileState::Codeoid {
