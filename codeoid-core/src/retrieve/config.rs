@@ -2,7 +2,8 @@
 //! half-life, the candidate pool, and which embedding model to use.
 //!
 //! `Default` gives DESIGN §2: `0.55 vec + 0.25 bm25 + 0.12 recency + 0.08 path`, a 48-hour
-//! half-life and 50 candidates per channel; the model is found automatically. The
+//! half-life, 50 candidates per channel and a lexical budget of 6,000 scored matches; the model
+//! is found automatically. The
 //! `from_lookup` constructors read `CODEOID_*` variables through any lookup, so tests never
 //! touch the process environment.
 
@@ -18,6 +19,8 @@ pub const ENV_EMBEDDINGS: &str = "CODEOID_EMBEDDINGS";
 pub const ENV_WEIGHTS: &str = "CODEOID_RECALL_WEIGHTS";
 /// Environment variable: the recency half-life in hours.
 pub const ENV_HALF_LIFE_HOURS: &str = "CODEOID_RECALL_HALF_LIFE_HOURS";
+/// Environment variable: the lexical budget (most matches the BM25 channel scores per recall).
+pub const ENV_LEXICAL_BUDGET: &str = "CODEOID_RECALL_LEXICAL_BUDGET";
 
 /// How much each signal counts in a hit's score. Each weight is finite and non-negative and at
 /// least one is positive; they need not sum to 1.
@@ -115,7 +118,8 @@ impl RetrievalConfig {
         Ok(())
     }
 
-    /// The defaults with `CODEOID_RECALL_WEIGHTS` and `CODEOID_RECALL_HALF_LIFE_HOURS` applied.
+    /// The defaults with `CODEOID_RECALL_WEIGHTS`, `CODEOID_RECALL_HALF_LIFE_HOURS` and
+    /// `CODEOID_RECALL_LEXICAL_BUDGET` applied.
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] naming a variable whose value does not parse or is out
@@ -148,6 +152,14 @@ impl RetrievalConfig {
             config.half_life_hours = value.trim().parse().map_err(|_| {
                 Error::invalid_input(format!(
                     "{ENV_HALF_LIFE_HOURS}={value:?} is not a number; use hours, such as 48"
+                ))
+            })?;
+        }
+        if let Some(value) = lookup(ENV_LEXICAL_BUDGET).filter(|v| !v.trim().is_empty()) {
+            config.lexical_budget = value.trim().parse().map_err(|_| {
+                Error::invalid_input(format!(
+                    "{ENV_LEXICAL_BUDGET}={value:?} is not a whole number; use a count of \
+                     matches, such as {DEFAULT_LEXICAL_BUDGET}"
                 ))
             })?;
         }
@@ -247,10 +259,12 @@ mod tests {
         let config = RetrievalConfig::from_lookup(lookup(&[
             (ENV_WEIGHTS, "1, 0, 0, 0"),
             (ENV_HALF_LIFE_HOURS, "24"),
+            (ENV_LEXICAL_BUDGET, " 2000 "),
         ]))
         .unwrap();
         assert_eq!(config.weights.vec, 1.0);
         assert_eq!(config.half_life_hours, 24.0);
+        assert_eq!(config.lexical_budget, 2000);
         for (name, value) in [
             (ENV_WEIGHTS, "1,2,3"),
             (ENV_WEIGHTS, "a,b,c,d"),
@@ -258,6 +272,9 @@ mod tests {
             (ENV_WEIGHTS, "0,0,0,0"),
             (ENV_HALF_LIFE_HOURS, "soon"),
             (ENV_HALF_LIFE_HOURS, "0"),
+            (ENV_LEXICAL_BUDGET, "many"),
+            (ENV_LEXICAL_BUDGET, "-5"),
+            (ENV_LEXICAL_BUDGET, "99"),
         ] {
             let err = RetrievalConfig::from_lookup(lookup(&[(name, value)])).unwrap_err();
             assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);

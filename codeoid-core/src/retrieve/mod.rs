@@ -27,8 +27,8 @@ mod vector_index;
 mod worker;
 
 pub use config::{
-    ENV_EMBEDDINGS, ENV_HALF_LIFE_HOURS, ENV_WEIGHTS, EmbeddingConfig, ModelChoice,
-    RetrievalConfig, Weights,
+    ENV_EMBEDDINGS, ENV_HALF_LIFE_HOURS, ENV_LEXICAL_BUDGET, ENV_WEIGHTS, EmbeddingConfig,
+    ModelChoice, RetrievalConfig, Weights,
 };
 pub use engine::Retriever;
 pub use query::{Components, Hit, MAX_RECALL_LIMIT, RecallFilters, RecallQuery};
