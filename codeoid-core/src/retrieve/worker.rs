@@ -522,6 +522,11 @@ fn load_index(shared: &Shared, embedder: &Embedder) -> Result<VectorIndex> {
     let mut current: Option<EpisodeMeta> = None;
     let mut windows: Vec<Vec<f32>> = Vec::new();
     let flush = |meta: &EpisodeMeta, windows: &mut Vec<Vec<f32>>, index: &mut VectorIndex| {
+        // Rotation events embedded by an earlier version stay out of the index.
+        if meta.rotation {
+            windows.clear();
+            return;
+        }
         // A stored episode whose vectors the index refuses is skipped here; `drain` finds it
         // missing from the index and `process` embeds it again.
         let _ = index.add(entry_meta(meta), windows);
@@ -621,8 +626,12 @@ fn process(shared: &Shared, embedder: &Embedder, batch: &[&QueuedEpisode]) -> Re
         return Ok(());
     }
     let model = embedder.model_id();
-    let (stored, mut fresh): (Vec<&QueuedEpisode>, Vec<&QueuedEpisode>) =
-        batch.iter().partition(|q| q.has_vectors);
+    // Rotation events are bookkeeping: as search results they would only echo the session's
+    // name, so they are neither embedded nor indexed (and take no candidate slot).
+    let (stored, mut fresh): (Vec<&QueuedEpisode>, Vec<&QueuedEpisode>) = batch
+        .iter()
+        .filter(|q| !q.meta.rotation)
+        .partition(|q| q.has_vectors);
     if !stored.is_empty() {
         let ids: Vec<&str> = stored.iter().map(|q| q.meta.id.as_str()).collect();
         let mut vectors = shared.store.vectors_of(&shared.workspace_id, model, &ids)?;

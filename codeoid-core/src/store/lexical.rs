@@ -23,7 +23,8 @@
 //! over terms. Normalizing over a candidate batch and fusion belong to the retrieval layer.
 //!
 //! Invariants: every search is scoped to one workspace and its filters apply before the top-k
-//! cut, so a filtered search returns matches whenever the plan's terms have some.
+//! cut, so a filtered search returns matches whenever the plan's terms have some. Rotation
+//! events are never hits (nor do they take a slot of the `k`).
 
 use std::collections::HashMap;
 
@@ -36,6 +37,7 @@ use super::connection::db_error;
 use super::episodes::EpisodeHeader;
 use super::fts::{BM25_WEIGHTS, Term, join_terms, query_terms};
 use super::{Store, to_millis};
+use crate::canonical::EpisodeKind;
 use crate::error::{Error, Result};
 
 /// Largest `k` a lexical search accepts.
@@ -357,7 +359,8 @@ impl Store {
     }
 }
 
-/// The first `k` of `scores` (best first) that belong to `workspace_id`, with their headers.
+/// The first `k` of `scores` (best first) that belong to `workspace_id` and are not rotation
+/// events, with their headers.
 fn top_hits(
     conn: &Connection,
     workspace_id: &str,
@@ -374,7 +377,12 @@ fn top_hits(
             if hits.len() == k {
                 return Ok(hits);
             }
-            if let Some(header) = headers.remove(pk) {
+            // Rotation events are bookkeeping the timeline shows; as hits they would only echo
+            // the session's name (and their seed block matches many queries).
+            if let Some(header) = headers
+                .remove(pk)
+                .filter(|h| h.kind != EpisodeKind::Rotation)
+            {
                 hits.push((
                     *pk,
                     LexicalHit {

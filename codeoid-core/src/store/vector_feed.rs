@@ -37,6 +37,8 @@ pub(crate) struct EpisodeMeta {
     pub tool_name: Option<String>,
     /// When it was completed.
     pub created_at: DateTime<Utc>,
+    /// A rotation event: bookkeeping, never embedded or searched by meaning.
+    pub rotation: bool,
 }
 
 /// One episode of the embedding queue.
@@ -98,7 +100,7 @@ impl Store {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT e.pk, e.id, e.session_id, e.tool_name, e.created_at,
-                            v.window_index, v.dim, v.data
+                            v.window_index, v.dim, v.data, e.kind = 'rotation'
                      FROM vectors v JOIN episodes e ON e.pk = v.episode_pk
                      WHERE v.model = ?1 AND e.workspace_id = ?2
                      ORDER BY v.episode_pk, v.window_index",
@@ -119,6 +121,7 @@ impl Store {
                             session_id: row.get(2)?,
                             tool_name: row.get(3)?,
                             created_at: from_millis(row.get(4)?),
+                            rotation: row.get(8)?,
                         })
                     };
                     meta = Some(read().map_err(|e| db_error(&context, e))?);
@@ -158,7 +161,8 @@ impl Store {
             // the whole workspace for every page, so a backfill was quadratic.
             conn.prepare_cached(
                 "SELECT e.pk, e.id, e.session_id, e.tool_name, e.created_at,
-                        EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?2 AND v.episode_pk = e.pk)
+                        EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?2 AND v.episode_pk = e.pk),
+                        e.kind = 'rotation'
                  FROM episodes e WHERE +e.workspace_id = ?1 AND e.pk > ?3
                  ORDER BY e.pk LIMIT ?4",
             )
@@ -173,6 +177,7 @@ impl Store {
                                 session_id: r.get(2)?,
                                 tool_name: r.get(3)?,
                                 created_at: from_millis(r.get(4)?),
+                                rotation: r.get(6)?,
                             },
                             has_vectors: r.get(5)?,
                         })

@@ -3,7 +3,7 @@
 //! by a drop or a SIGKILL embedded at the next open, a drop while the worker is busy, a model
 //! downloaded on the worker thread (and a stalled download that blocks nothing), and topic
 //! clusters in the workspace index from the worker's vectors, and stored vectors the index
-//! refuses embedded again.
+//! refuses embedded again; rotation events are never embedded.
 //!
 //! The kill test re-executes this test binary on the ignored test [`child_process`], which
 //! reads its role from `CODEOID_IT_CHILD`.
@@ -456,4 +456,24 @@ fn stored_vectors_the_index_cannot_take_are_embedded_again() {
         !widths.is_empty() && widths.iter().all(|&w| w == 384),
         "{widths:?}"
     );
+}
+
+#[test]
+fn rotation_events_are_neither_embedded_nor_indexed() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), model_config());
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    let rotation = memory
+        .store()
+        .rotate_session(&s, None, None, None)
+        .unwrap()
+        .episode_id;
+    memory.flush().unwrap();
+    let model = model_id(&memory);
+    let vectors = embedded(&memory, &model);
+    assert_eq!(vectors.len(), FILLER.len());
+    assert!(!vectors.contains(&rotation));
+    assert_eq!(episode_count(&memory), FILLER.len() + 1);
+    assert_eq!(memory.embedding_status().indexed_episodes, FILLER.len());
 }

@@ -409,3 +409,45 @@ fn a_budget_keeps_the_rarest_terms_and_bounds_common_ones_to_their_newest_matche
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(err.to_string().contains("lexical budget 99"), "{err}");
 }
+
+#[test]
+fn rotation_events_are_never_hits_nor_take_a_slot() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    // The rotation episodes' text names the session, so they match both words of the query
+    // where each call matches one: without the rule they would be the top hits.
+    let s = session(&store, &ws, "zebra migration", 0);
+    calls(
+        &store,
+        &s.id,
+        &[
+            (
+                "z1",
+                "Bash",
+                json!({"command": "check one"}),
+                "a zebra and much else besides",
+            ),
+            (
+                "z2",
+                "Bash",
+                json!({"command": "check two"}),
+                "one migration and more besides",
+            ),
+        ],
+    );
+    for _ in 0..3 {
+        store
+            .rotate_session(&s.id, None, Some(time(100)), None)
+            .unwrap();
+    }
+    let none = LexicalFilters::default();
+    let hits = store
+        .lexical_search(ws.id(), "zebra migration", &none, 2)
+        .unwrap();
+    let kinds: Vec<_> = hits
+        .iter()
+        .map(|h| (h.header.call_id.clone(), h.header.kind))
+        .collect();
+    assert_eq!(hits.len(), 2, "{kinds:?}");
+    assert!(hits.iter().all(|h| h.header.call_id.is_some()), "{kinds:?}");
+}
