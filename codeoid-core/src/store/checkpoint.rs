@@ -13,22 +13,27 @@
 //! back-to-back commits (an import, a busy harness) always begin while this thread is still
 //! copying. Measured: 3.4 GB of WAL for a 234 MB database after 8 s of single-turn writes, every
 //! commit extending the file (the kernel zeroing fresh pages cost a fifth of a commit). So the
-//! writer keeps SQLite's own automatic checkpoint as a backstop at [`WAL_BACKSTOP_FRAMES`]: past
-//! that, the committing connection copies what this thread has not (usually little) and the next
-//! transaction restarts the WAL. It runs about once per 64 MiB of writes; everything below that
-//! stays off the write path.
+//! writer watches the WAL's length (a WAL hook) and, once it passes [`WAL_BACKSTOP_FRAMES`],
+//! checkpoints itself right after its commit, before its next transaction can begin: it waits
+//! for this thread's pass to end (so the two never collide, which under load made SQLite's own
+//! automatic checkpoint fail again and again), copies what is left (usually little) and the next
+//! transaction restarts the WAL. About once per 64 MiB written; everything below that stays off
+//! the write path.
 //!
 //! Invariants: durability does not depend on this thread (a commit is in the WAL before it is
 //! acknowledged); the thread stops and is joined when the store is dropped, and the last
-//! connection to close checkpoints the rest. It deliberately never truncates or restarts the WAL
-//! (that would wait for readers).
+//! connection to close checkpoints the rest. Neither side ever truncates the WAL or waits for
+//! readers (a `RESTART` checkpoint would): a reader holding an old snapshot only delays the
+//! restart to a later commit.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::wal::CheckpointMode;
+use rusqlite::{Connection, MAIN_DB};
 
 use super::connection;
 use crate::error::{Error, Result};
@@ -46,12 +51,24 @@ const BURST: u64 = 64;
 struct State {
     pending: u64,
     stop: bool,
+    /// This thread is checkpointing.
+    running: bool,
+    /// The writer is checkpointing (the backstop); this thread waits.
+    held: bool,
 }
 
 #[derive(Default)]
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
+    /// Frames in the WAL after the writer's last commit (from its WAL hook).
+    wal_frames: AtomicI64,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The checkpoint thread of one store.
@@ -79,16 +96,50 @@ impl Checkpointer {
         })
     }
 
-    /// Tells the thread a write transaction committed.
-    pub(crate) fn note_commit(&self) {
-        let mut state = self
-            .shared
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+    /// Watches the WAL's length on the writer connection `conn` (its WAL hook), for
+    /// [`Checkpointer::after_commit`]. Replaces SQLite's automatic checkpoint, which must be off.
+    ///
+    /// # Errors
+    /// A database error if the hook cannot be installed.
+    pub(crate) fn watch(&self, conn: &mut Connection) -> rusqlite::Result<()> {
+        let shared = Arc::clone(&self.shared);
+        conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, frames: i32| {
+            shared
+                .wal_frames
+                .store(i64::from(frames), Ordering::Relaxed);
+            Ok(())
+        }))
+    }
+
+    /// After a write transaction committed on the writer `conn` (still held by the caller, so
+    /// no transaction can begin meanwhile): wakes the thread, and past the backstop checkpoints
+    /// on `conn` so that the next transaction restarts the WAL.
+    pub(crate) fn after_commit(&self, conn: &Connection) {
+        if self.shared.wal_frames.load(Ordering::Relaxed) >= WAL_BACKSTOP_FRAMES {
+            let mut state = self.shared.lock();
+            while state.running {
+                state = self
+                    .shared
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            state.held = true;
+            drop(state);
+            // Readers on old snapshots can leave it partial; a later commit tries again.
+            let done = conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::PASSIVE);
+            if matches!(done, Ok((log, copied)) if log == copied) {
+                self.shared.wal_frames.store(0, Ordering::Relaxed);
+            }
+            let mut state = self.shared.lock();
+            state.held = false;
+            drop(state);
+            self.shared.wake.notify_all();
+        }
+        let mut state = self.shared.lock();
         state.pending += 1;
         if state.pending == 1 || state.pending >= BURST {
-            self.shared.wake.notify_one();
+            self.shared.wake.notify_all();
         }
     }
 }
@@ -134,11 +185,23 @@ fn run(conn: &Connection, shared: &Shared) {
                 .map(|(s, _)| s)
                 .unwrap_or_else(|e| e.into_inner().0);
         }
+        while state.held && !state.stop {
+            state = shared
+                .wake
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        if state.stop {
+            return;
+        }
         state.pending = 0;
+        state.running = true;
         drop(state);
-        // Busy (another checkpoint running) or I/O trouble: the next commit tries again, and
-        // SQLite checkpoints on close regardless.
+        // Busy or I/O trouble: the next commit tries again, and SQLite checkpoints on close
+        // regardless.
         let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
         state = lock();
+        state.running = false;
+        shared.wake.notify_all();
     }
 }

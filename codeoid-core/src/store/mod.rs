@@ -184,9 +184,9 @@ impl Store {
         set_wal(&conn, path, options.busy_timeout)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| connection::open_error(path, e))?;
-        // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`),
-        // except as a backstop that keeps the WAL bounded under sustained writes.
-        conn.pragma_update(None, "wal_autocheckpoint", checkpoint::WAL_BACKSTOP_FRAMES)
+        // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`);
+        // its WAL hook replaces SQLite's automatic checkpoint.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
             .map_err(|e| connection::open_error(path, e))?;
         if state
             != (schema::FileState::Codeoid {
@@ -196,6 +196,9 @@ impl Store {
             schema::migrate(&mut conn)?;
         }
         let checkpointer = checkpoint::Checkpointer::start(path, options.busy_timeout)?;
+        checkpointer
+            .watch(&mut conn)
+            .map_err(|e| connection::open_error(path, e))?;
         Ok(Store {
             checkpointer: Some(checkpointer),
             path: Some(path.to_path_buf()),
@@ -277,10 +280,10 @@ impl Store {
             .map_err(|e| connection::db_error(context, e))?;
         let value = f(&tx)?;
         tx.commit().map_err(|e| connection::db_error(context, e))?;
-        drop(conn);
         if let Some(checkpointer) = &self.checkpointer {
-            checkpointer.note_commit();
+            checkpointer.after_commit(&conn);
         }
+        drop(conn);
         Ok(value)
     }
 
