@@ -8,6 +8,7 @@
 //! touch the process environment.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::embed::ModelLocator;
 use crate::error::{Error, Result};
@@ -196,6 +197,12 @@ pub struct EmbeddingConfig {
     /// How often the worker looks for episodes that another process or a direct store write
     /// added, in milliseconds (default 2,000). Episodes recorded through `Memory` wake it at once.
     pub poll_millis: u64,
+    /// How long another model's vectors are kept after a worker last used that model on this
+    /// store (default 7 days). Two processes with different models on one store (a harness and
+    /// a CLI, say) thus keep each other's vectors instead of deleting them and re-embedding in
+    /// turn; a model nobody has used for this long is dropped once the current one covers the
+    /// workspace. `Duration::ZERO` drops other models' vectors as soon as it does.
+    pub keep_other_models: Duration,
 }
 
 impl Default for EmbeddingConfig {
@@ -204,6 +211,7 @@ impl Default for EmbeddingConfig {
             model: ModelChoice::Auto,
             batch_episodes: 8,
             poll_millis: 2_000,
+            keep_other_models: Duration::from_secs(7 * 24 * 3600),
         }
     }
 }

@@ -34,6 +34,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, 
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
+
 use super::config::{EmbeddingConfig, ModelChoice};
 use super::vector_index::{EntryMeta, VectorIndex};
 use crate::embed::{
@@ -50,6 +52,9 @@ const QUEUE_PAGE: usize = 256;
 
 /// Old-model vectors deleted per transaction.
 const DROP_CHUNK: usize = 4096;
+
+/// How often a running worker renews the record that its model is in use on this store.
+const MODEL_USE_REFRESH: Duration = Duration::from_secs(3600);
 
 /// How the warning about episodes the model failed on starts (it is replaced, not repeated).
 const FAILURE_WARNING: &str = "the embedding model failed on ";
@@ -458,9 +463,20 @@ fn run(shared: &Arc<Shared>, locator: &ModelLocator) -> Result<()> {
     }
     shared.changed.notify_all();
     let mut dropped_old = false;
+    let mut noted_use: Option<Instant> = None;
     loop {
         if shared.stopping() {
             return Ok(());
+        }
+        // Tell other processes on this store that this model is in use (their cleanup keeps
+        // its vectors); refreshed hourly while the worker lives.
+        if noted_use.is_none_or(|at| at.elapsed() >= MODEL_USE_REFRESH)
+            && shared
+                .store
+                .note_model_use(embedder.model_id(), Utc::now())
+                .is_ok()
+        {
+            noted_use = Some(Instant::now());
         }
         match drain(shared, &embedder) {
             Ok(()) => {
@@ -720,17 +736,23 @@ fn yield_to_queries(shared: &Shared) {
     }
 }
 
-/// Deletes other models' vectors once this model covers the workspace (episodes the model
-/// failed on have no use for them either), a few thousand per transaction so recording is never
-/// held up for long. Returns `true` when there is nothing left to do.
+/// Deletes the vectors of other models nobody has used within `keep_other_models`, once this
+/// model covers the workspace (episodes the model failed on have no use for them either), a few
+/// thousand per transaction so recording is never held up for long. Returns `true` when there
+/// is nothing left to do.
 fn drop_old_models(shared: &Shared, model: &str) -> bool {
+    let keep = chrono::Duration::from_std(shared.config.keep_other_models)
+        .unwrap_or(chrono::Duration::MAX);
+    let used_since = Utc::now()
+        .checked_sub_signed(keep)
+        .unwrap_or(DateTime::<Utc>::MIN_UTC);
     loop {
         if shared.stopping() {
             return false;
         }
         match shared
             .store
-            .drop_vectors_except(&shared.workspace_id, model, DROP_CHUNK)
+            .drop_stale_vectors(&shared.workspace_id, model, used_since, DROP_CHUNK)
         {
             Ok(0) => return true,
             Ok(_) => {}

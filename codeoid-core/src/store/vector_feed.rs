@@ -16,12 +16,15 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter};
 
 use super::connection::db_error;
-use super::{Store, from_millis};
+use super::{Store, from_millis, to_millis};
 use crate::error::{Error, ErrorKind, Result};
 use chrono::{DateTime, Utc};
 
 /// Parameters bound per `IN (...)` list: far below SQLite's 32,766 limit.
 const IN_CHUNK: usize = 500;
+
+/// `counters` names of the last use of each model: this prefix and the model id.
+const MODEL_USE_PREFIX: &str = "model_used:";
 
 /// What the vector index keeps about an episode besides its vectors: enough to apply recall
 /// filters (session, tool, time) without touching SQLite.
@@ -299,17 +302,37 @@ impl Store {
         Ok(out)
     }
 
-    /// Deletes up to `limit` vectors of `workspace_id`'s episodes made by any model other than
-    /// `keep_model` (after a model change, once the new model has embedded the workspace), in
-    /// one short transaction. Returns how many were deleted; call again until it returns 0, so
-    /// a large deletion never holds the write lock for long.
+    /// Records that a worker uses `model` on this store now (the newest time wins), so that
+    /// [`Store::drop_stale_vectors`] of another process keeps its vectors.
     ///
     /// # Errors
     /// A database error if the write fails.
-    pub(crate) fn drop_vectors_except(
+    pub(crate) fn note_model_use(&self, model: &str, at: DateTime<Utc>) -> Result<()> {
+        let context = format!("cannot record the use of model {model:?}");
+        self.write(&context, |tx| {
+            tx.execute(
+                "INSERT INTO counters (name, value) VALUES (?1, ?2)
+                 ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+                params![format!("{MODEL_USE_PREFIX}{model}"), to_millis(at)],
+            )
+            .map(|_| ())
+            .map_err(|e| db_error(&context, e))
+        })
+    }
+
+    /// Deletes up to `limit` vectors of `workspace_id`'s episodes made by a model other than
+    /// `keep_model` that no worker has used since `used_since` (see [`Store::note_model_use`];
+    /// a model never noted counts as unused), in one short transaction. Returns how many were
+    /// deleted; call again until it returns 0, so a large deletion never holds the write lock
+    /// for long.
+    ///
+    /// # Errors
+    /// A database error if the write fails.
+    pub(crate) fn drop_stale_vectors(
         &self,
         workspace_id: &str,
         keep_model: &str,
+        used_since: DateTime<Utc>,
         limit_rows: usize,
     ) -> Result<u64> {
         let context = format!("cannot drop old vectors of {workspace_id}");
@@ -318,8 +341,17 @@ impl Store {
                 "DELETE FROM vectors WHERE (model, episode_pk, window_index) IN
                      (SELECT v.model, v.episode_pk, v.window_index
                       FROM vectors v JOIN episodes e ON e.pk = v.episode_pk
-                      WHERE v.model <> ?2 AND e.workspace_id = ?1 LIMIT ?3)",
-                params![workspace_id, keep_model, limit(limit_rows)],
+                      WHERE v.model <> ?2 AND e.workspace_id = ?1
+                        AND coalesce((SELECT c.value FROM counters c
+                                      WHERE c.name = ?4 || v.model), 0) < ?5
+                      LIMIT ?3)",
+                params![
+                    workspace_id,
+                    keep_model,
+                    limit(limit_rows),
+                    MODEL_USE_PREFIX,
+                    to_millis(used_since)
+                ],
             )
             .map(|n| n as u64)
             .map_err(|e| db_error(&context, e))

@@ -1,5 +1,6 @@
 //! The background embedding worker: lexical-only memory with one warning and a backfill when a
-//! model appears, a model change that re-embeds and drops the old vectors, episodes left behind
+//! model appears, a model change that re-embeds and drops the old vectors once nobody uses that
+//! model, episodes left behind
 //! by a drop or a SIGKILL embedded at the next open, a drop while the worker is busy, a model
 //! downloaded on the worker thread (and a stalled download that blocks nothing), and topic
 //! clusters in the workspace index from the worker's vectors, and stored vectors the index
@@ -98,7 +99,7 @@ fn no_model_means_lexical_recall_with_one_warning_then_a_backfill() {
 }
 
 #[test]
-fn a_model_change_re_embeds_and_drops_the_old_vectors() {
+fn a_model_change_re_embeds_and_keeps_the_old_vectors_while_that_model_is_in_use() {
     let dir = tempfile::tempdir().unwrap();
     let memory = open_in(dir.path(), model_config());
     let s = session(&memory, "work");
@@ -118,22 +119,36 @@ fn a_model_change_re_embeds_and_drops_the_old_vectors() {
             br#"{"max_seq_length": 128, "do_lower_case": false}"#,
         )],
     );
+    let with_changed = |keep_other_models: Duration| MemoryConfig {
+        embedding: EmbeddingConfig {
+            model: ModelChoice::Dir(changed.clone()),
+            keep_other_models,
+            ..EmbeddingConfig::default()
+        },
+        ..MemoryConfig::default()
+    };
     let memory = open_in(
         dir.path(),
-        MemoryConfig {
-            embedding: EmbeddingConfig {
-                model: ModelChoice::Dir(changed),
-                ..EmbeddingConfig::default()
-            },
-            ..MemoryConfig::default()
-        },
+        with_changed(EmbeddingConfig::default().keep_other_models),
     );
     memory.flush().unwrap();
     let new = model_id(&memory);
     assert_ne!(new, old);
     assert_eq!(embedded(&memory, &new).len(), FILLER.len());
     assert_eq!(memory.embedding_status().indexed_episodes, FILLER.len());
-    // The old vectors go once the new model covers the workspace (right after the backfill).
+    // The old model was in use a moment ago (another process could still be using it), so its
+    // vectors stay: two processes with two models must not delete each other's work.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        assert_eq!(embedded(&memory, &old).len(), FILLER.len());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(memory);
+
+    // Nobody has used it within `keep_other_models` (zero here): its vectors go once the new
+    // model covers the workspace (right after the backfill).
+    let memory = open_in(dir.path(), with_changed(Duration::ZERO));
+    memory.flush().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !embedded(&memory, &old).is_empty() {
         assert!(Instant::now() < deadline, "old vectors were not dropped");
