@@ -28,7 +28,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -66,8 +66,19 @@ struct Shared {
 }
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits on `wake` while `condition` holds.
+    fn wait_while<'a>(
+        &self,
+        state: MutexGuard<'a, State>,
+        condition: impl FnMut(&mut State) -> bool,
+    ) -> MutexGuard<'a, State> {
+        self.wake
+            .wait_while(state, condition)
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -116,14 +127,7 @@ impl Checkpointer {
     /// on `conn` so that the next transaction restarts the WAL.
     pub(crate) fn after_commit(&self, conn: &Connection) {
         if self.shared.wal_frames.load(Ordering::Relaxed) >= WAL_BACKSTOP_FRAMES {
-            let mut state = self.shared.lock();
-            while state.running {
-                state = self
-                    .shared
-                    .wake
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
+            let mut state = self.shared.wait_while(self.shared.lock(), |s| s.running);
             state.held = true;
             drop(state);
             // Readers on old snapshots can leave it partial; a later commit tries again.
@@ -160,15 +164,9 @@ impl Drop for Checkpointer {
 }
 
 fn run(conn: &Connection, shared: &Shared) {
-    let lock = || shared.state.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut state = lock();
+    let mut state = shared.lock();
     loop {
-        while state.pending == 0 && !state.stop {
-            state = shared
-                .wake
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
+        state = shared.wait_while(state, |s| s.pending == 0 && !s.stop);
         if state.stop {
             return;
         }
@@ -185,12 +183,7 @@ fn run(conn: &Connection, shared: &Shared) {
                 .map(|(s, _)| s)
                 .unwrap_or_else(|e| e.into_inner().0);
         }
-        while state.held && !state.stop {
-            state = shared
-                .wake
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
+        state = shared.wait_while(state, |s| s.held && !s.stop);
         if state.stop {
             return;
         }
@@ -200,7 +193,7 @@ fn run(conn: &Connection, shared: &Shared) {
         // Busy or I/O trouble: the next commit tries again, and SQLite checkpoints on close
         // regardless.
         let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-        state = lock();
+        state = shared.lock();
         state.running = false;
         shared.wake.notify_all();
     }

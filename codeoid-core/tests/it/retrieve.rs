@@ -1,5 +1,5 @@
 //! Hybrid retrieval on real store files with the real all-MiniLM-L6-v2 model: the four signals
-//! and their weights, exact cosines, meaning, identifiers and paths, filters applied before the
+//! and their weights, cosines (within int8 rounding of the stored vectors), meaning, identifiers and paths, filters applied before the
 //! candidate cut in both channels; the background worker (lexical fallback with one warning,
 //! backfill, model change, a killed process, drop while busy, a model downloaded on the worker
 //! thread) in `worker`.
