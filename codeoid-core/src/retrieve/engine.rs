@@ -19,6 +19,7 @@
 //! Deliberately not here: argument parsing and text for models (the tools).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -242,12 +243,16 @@ impl Retriever {
         let k = self.config.candidates;
         let budget = self.config.lexical_budget;
         let _running = self.worker().query_guard();
+        let lexical_done = AtomicBool::new(false);
         let (lexical, vector) = std::thread::scope(|scope| {
             let lexical = scope.spawn(|| {
-                self.store
-                    .lexical_matches(ws, &query.text, &lexical_filters, k, budget)
+                let matches =
+                    self.store
+                        .lexical_matches(ws, &query.text, &lexical_filters, k, budget);
+                lexical_done.store(true, Ordering::Release);
+                matches
             });
-            let vector = self.vector_channel(query, vector, &filter_paths, k);
+            let vector = self.vector_channel(query, vector, &filter_paths, k, &lexical_done);
             let lexical = lexical
                 .join()
                 .unwrap_or_else(|_| Err(Error::internal("the lexical search thread panicked")));
@@ -360,6 +365,7 @@ impl Retriever {
         vector: QueryVector<'_>,
         filter_paths: &[String],
         k: usize,
+        lexical_done: &AtomicBool,
     ) -> Result<VectorCandidates> {
         let Some(embedder) = self.worker().ready_embedder() else {
             return Ok(VectorCandidates {
@@ -401,9 +407,17 @@ impl Retriever {
             until: filters.until,
             pks: path_pks.as_ref(),
         };
+        // The scan streams memory and splits across cores; while the lexical pass still runs
+        // beside it, one core is left to that pass (measured: using both then was slower).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = if lexical_done.load(Ordering::Acquire) {
+            cores
+        } else {
+            cores.saturating_sub(1)
+        };
         let hits = self
             .worker()
-            .with_index(|index| index.map(|i| i.search(&query_vector, &filter, k)))
+            .with_index(|index| index.map(|i| i.search_on(&query_vector, &filter, k, threads)))
             .unwrap_or_default();
         Ok(VectorCandidates {
             query: Some(query_vector),

@@ -32,5 +32,5 @@ pub use config::{
 };
 pub use engine::Retriever;
 pub use query::{Components, Hit, MAX_RECALL_LIMIT, RecallFilters, RecallQuery};
-pub use vector_index::{EntryMeta, IndexFilter, VectorIndex};
+pub use vector_index::{EntryMeta, IndexFilter, PARALLEL_MIN_ENTRIES, VectorIndex};
 pub use worker::{EmbeddingPhase, EmbeddingStatus};

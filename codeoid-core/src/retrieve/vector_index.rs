@@ -36,6 +36,13 @@ const MAX_SCAN_WINDOWS: usize = 16;
 /// Marks "no tool" in the episode table.
 const NO_TOOL: u32 = u32::MAX;
 
+/// Episodes from which a search scans on several threads; below, one is faster than starting
+/// more.
+pub const PARALLEL_MIN_ENTRIES: usize = 16_384;
+
+/// Most threads one search scans on.
+const MAX_SCAN_THREADS: usize = 4;
+
 /// One embedded episode's entry.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -248,8 +255,23 @@ impl VectorIndex {
     }
 
     /// The `k` best episodes for the unit vector `query` among those passing `filter`, best
-    /// first, as `(key, approximate cosine of the best window)`.
+    /// first, as `(key, approximate cosine of the best window)`. A large index is scanned on
+    /// as many threads as the machine has cores (at most 4).
     pub fn search(&self, query: &[f32], filter: &IndexFilter<'_>, k: usize) -> Vec<(i64, f32)> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.search_on(query, filter, k, cores)
+    }
+
+    /// [`VectorIndex::search`] on at most `threads` threads (fewer below
+    /// [`PARALLEL_MIN_ENTRIES`] episodes; 0 counts as 1): for a caller that knows other work is
+    /// running beside it.
+    pub fn search_on(
+        &self,
+        query: &[f32],
+        filter: &IndexFilter<'_>,
+        k: usize,
+        threads: usize,
+    ) -> Vec<(i64, f32)> {
         if k == 0 || query.len() != self.dim || self.entries.is_empty() {
             return Vec::new();
         }
@@ -257,16 +279,53 @@ impl VectorIndex {
             return Vec::new();
         };
         let (q, q_scale) = quantize(query);
+        // Large indexes are scanned in contiguous parts on several threads (the scan streams
+        // memory, so each core adds bandwidth); each part keeps its own top k.
+        let threads = if self.entries.len() >= PARALLEL_MIN_ENTRIES {
+            threads.clamp(1, MAX_SCAN_THREADS)
+        } else {
+            1
+        };
+        let part = self.entries.len().div_ceil(threads);
+        let mut found: Vec<Scored> = std::thread::scope(|scope| {
+            let others: Vec<_> = self.entries[part..]
+                .chunks(part)
+                .map(|entries| scope.spawn(|| self.scan(entries, &q, q_scale, &pass, k)))
+                .collect();
+            let mut found = self.scan(&self.entries[..part], &q, q_scale, &pass, k);
+            for other in others {
+                found.extend(
+                    other
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                );
+            }
+            found
+        });
+        found.sort();
+        found.truncate(k);
+        found.into_iter().map(|s| (s.pk, s.score)).collect()
+    }
+
+    /// The top `k` of `entries` that pass `pass`, unordered.
+    fn scan(
+        &self,
+        entries: &[Entry],
+        q: &[i8],
+        q_scale: f32,
+        pass: &(impl Fn(&Entry) -> bool + Sync),
+        k: usize,
+    ) -> Vec<Scored> {
         let mut heap: BinaryHeap<Scored> =
-            BinaryHeap::with_capacity(k.min(self.entries.len()).saturating_add(1));
+            BinaryHeap::with_capacity(k.min(entries.len()).saturating_add(1));
         let mut raw = [0i32; MAX_SCAN_WINDOWS];
         // Entries are in row order and an episode's windows are adjacent rows, so this walks
         // memory front to back; an episode that fails the filter costs no arithmetic at all.
-        for entry in &self.entries {
+        for entry in entries {
             if !pass(entry) {
                 continue;
             }
-            let best = self.best_window(&q, entry, &mut raw);
+            let best = self.best_window(q, entry, &mut raw);
             let scored = Scored {
                 score: best * q_scale,
                 pk: entry.pk,
@@ -278,9 +337,7 @@ impl VectorIndex {
                 heap.push(scored);
             }
         }
-        let mut out: Vec<Scored> = heap.into_vec();
-        out.sort();
-        out.into_iter().map(|s| (s.pk, s.score)).collect()
+        heap.into_vec()
     }
 
     /// The best scaled int8 score (`dot × row scale`) of `entry`'s windows for the int8 query `q`.
@@ -310,7 +367,10 @@ impl VectorIndex {
     }
 
     /// A predicate for `filter`, or `None` when nothing can pass (an unknown session or tool).
-    fn resolve<'f>(&self, filter: &'f IndexFilter<'_>) -> Option<impl Fn(&Entry) -> bool + 'f> {
+    fn resolve<'f>(
+        &self,
+        filter: &'f IndexFilter<'_>,
+    ) -> Option<impl Fn(&Entry) -> bool + Sync + 'f> {
         let session = match filter.session_id {
             Some(s) => Some(self.sessions.get(s)?),
             None => None,
@@ -457,6 +517,42 @@ mod tests {
             ..IndexFilter::default()
         };
         assert!(index.search(&query, &unknown, 5).is_empty());
+    }
+
+    #[test]
+    fn a_parallel_scan_finds_what_one_thread_finds() {
+        let mut index = VectorIndex::new(8);
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        for pk in 0..(PARALLEL_MIN_ENTRIES as i64 + 5_000) {
+            let windows: Vec<Vec<f32>> = (0..1 + pk % 3)
+                .map(|_| unit(&(0..8).map(|_| next()).collect::<Vec<_>>()))
+                .collect();
+            let session = if pk % 2 == 0 { "even" } else { "odd" };
+            index.add(meta(pk, session, None, 1), &windows).unwrap();
+        }
+        let query = unit(&[0.3, -0.1, 0.5, 0.2, -0.4, 0.1, 0.0, 0.6]);
+        for filter in [
+            IndexFilter::default(),
+            IndexFilter {
+                session_id: Some("odd"),
+                ..IndexFilter::default()
+            },
+        ] {
+            let parallel = index.search(&query, &filter, 25);
+            let pass = index.resolve(&filter).unwrap();
+            let (q, q_scale) = quantize(&query);
+            let mut single = index.scan(&index.entries, &q, q_scale, &pass, 25);
+            single.sort();
+            let single: Vec<(i64, f32)> = single.into_iter().map(|s| (s.pk, s.score)).collect();
+            assert_eq!(parallel, single);
+            assert_eq!(parallel.len(), 25);
+        }
     }
 
     #[test]
