@@ -182,12 +182,24 @@ fn drop_common(rows: i64, counted: Vec<Counted>) -> Vec<Counted> {
     counted.into_iter().filter(|c| !common(c)).collect()
 }
 
-/// The scoring SQL for `filters`: `?1` is the MATCH expression, `?2` the workspace when there
-/// are filters. Returns the SQL and its bound values after `?1`.
+/// Whether `filters` select episodes by something only the episode row knows (session, tool,
+/// time, paths). The exclusions (a session, a live context) leave out few episodes, so they are
+/// checked on the headers of the best matches instead (see [`top_hits`]), which spares every
+/// other match a row lookup.
+fn needs_join(filters: &LexicalFilters) -> bool {
+    filters.session_id.is_some()
+        || filters.tool_name.is_some()
+        || filters.since.is_some()
+        || filters.until.is_some()
+        || !filters.paths.is_empty()
+}
+
+/// The scoring SQL for `filters`: `?1` is the MATCH expression, `?2` the workspace when the
+/// filters need the episode row. Returns the SQL and its bound values after `?1`.
 fn scoring_sql(workspace_id: &str, filters: &LexicalFilters) -> (String, Vec<Value>) {
-    if *filters == LexicalFilters::default() {
-        // No filter needs the episode row: score FTS rows alone (the workspace is checked when
-        // the winners' headers are read), which saves a row lookup per match.
+    if !needs_join(filters) {
+        // Score FTS rows alone: the workspace and the exclusions are checked when the winners'
+        // headers are read, which saves a row lookup per match.
         let sql = format!(
             "SELECT episodes_fts.rowid, -bm25(episodes_fts, {BM25_WEIGHTS})
              FROM episodes_fts WHERE episodes_fts MATCH ?1"
@@ -352,21 +364,32 @@ impl Store {
                 })
                 .map_err(|e| db_error(&context(), e))?;
             scores.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-            let hits =
-                top_hits(conn, workspace_id, &scores, k).map_err(|e| db_error(&context(), e))?;
+            let hits = top_hits(conn, workspace_id, filters, &scores, k)
+                .map_err(|e| db_error(&context(), e))?;
             Ok(LexicalMatches { hits, scores })
         })
     }
 }
 
-/// The first `k` of `scores` (best first) that belong to `workspace_id` and are not rotation
-/// events, with their headers.
+/// The first `k` of `scores` (best first) that belong to `workspace_id`, pass the exclusions of
+/// `filters` and are not rotation events, with their headers.
 fn top_hits(
     conn: &Connection,
     workspace_id: &str,
+    filters: &LexicalFilters,
     scores: &[(i64, f64)],
     k: usize,
 ) -> rusqlite::Result<Vec<(i64, LexicalHit)>> {
+    let excluded = |pk: i64, header: &EpisodeHeader| {
+        filters
+            .exclude_session_id
+            .as_ref()
+            .is_some_and(|s| *s == header.session_id)
+            || filters
+                .exclude_live
+                .as_ref()
+                .is_some_and(|(s, from_pk)| *s == header.session_id && pk >= *from_pk)
+    };
     let mut hits = Vec::with_capacity(k.min(scores.len()));
     // Read headers a batch at a time: usually the first batch is enough; other workspaces'
     // matches (unfiltered searches score them too) only mean another batch.
@@ -381,7 +404,7 @@ fn top_hits(
             // the session's name (and their seed block matches many queries).
             if let Some(header) = headers
                 .remove(pk)
-                .filter(|h| h.kind != EpisodeKind::Rotation)
+                .filter(|h| h.kind != EpisodeKind::Rotation && !excluded(*pk, h))
             {
                 hits.push((
                     *pk,

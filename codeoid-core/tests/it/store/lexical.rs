@@ -134,6 +134,12 @@ fn filters_apply_before_the_cut() {
         ..Default::default()
     };
     assert_eq!(hit_calls(&store, ws.id(), "flaky", &excluding), ["q"]);
+    // A live context from the start of the session is the whole session.
+    let live = LexicalFilters {
+        exclude_live: Some((busy.id.clone(), i64::MIN)),
+        ..Default::default()
+    };
+    assert_eq!(hit_calls(&store, ws.id(), "flaky", &live), ["q"]);
     let by_tool = LexicalFilters {
         tool_name: Some("read".into()),
         ..Default::default()
