@@ -150,12 +150,8 @@ impl Checkpointer {
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
-        self.shared
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .stop = true;
-        self.shared.wake.notify_one();
+        self.shared.lock().stop = true;
+        self.shared.wake.notify_all();
         if let Some(handle) = self.handle.take() {
             // A panic in the thread has nothing left to clean up; the store is closing anyway.
             let _ = handle.join();
