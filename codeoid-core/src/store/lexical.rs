@@ -1,5 +1,5 @@
-//! Lexical search: BM25 over the FTS5 index with filters applied inside SQL (DESIGN §2, `bm25`),
-//! planned so that its cost is bounded however common the query's words are.
+//! Lexical search: BM25 over the FTS5 index with filters applied before the top-k cut (DESIGN §2,
+//! `bm25`), planned so that its cost is bounded however common the query's words are.
 //!
 //! FTS5 has no top-k pruning: it scores every episode that matches any term, about half a
 //! microsecond each (most of it the row's length lookup), so a query of common words on a large
@@ -21,6 +21,11 @@
 //! Scores are `-bm25()` (higher is better) with FTS5's own statistics, raw, not normalized; a
 //! kept term's contribution is exactly what it would be in the full query, since bm25 is a sum
 //! over terms. Normalizing over a candidate batch and fusion belong to the retrieval layer.
+//!
+//! Filters that select episodes (session, tool, time, paths) are joined in the SQL; the
+//! exclusions (a session, a live context), which leave out few episodes, are checked on the
+//! headers of the best matches, walking on until `k` pass, which spares every other match a row
+//! lookup.
 //!
 //! Invariants: every search is scoped to one workspace and its filters apply before the top-k
 //! cut, so a filtered search returns matches whenever the plan's terms have some. Rotation
@@ -53,7 +58,7 @@ pub const MIN_LEXICAL_BUDGET: usize = 100;
 /// Stores smaller than this never drop the words most of their episodes hold.
 const PRUNE_MIN_ROWS: i64 = 1000;
 
-/// Filters applied inside SQL before the top-k cut. `Default` filters nothing.
+/// Filters applied before the top-k cut. `Default` filters nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LexicalFilters {
     /// Only episodes of this session.
