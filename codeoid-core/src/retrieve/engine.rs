@@ -31,7 +31,6 @@ use super::paths::QueryPaths;
 use super::query::{Hit, RecallQuery};
 use super::vector_index::IndexFilter;
 use super::worker::{EmbeddingStatus, Worker};
-use crate::canonical::EpisodeKind;
 use crate::embed::Embedder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{ClusterEpisode, ClusterInput};
@@ -268,16 +267,13 @@ impl Retriever {
         } = vector?;
 
         // The union, in a stable order: lexical candidates, then vector-only ones, with their
-        // episode keys alongside. Rotation events are bookkeeping the timeline shows; as search
-        // results they only echo the session's name, so they are left out.
+        // episode keys alongside. Neither channel returns rotation events (the lexical search
+        // skips them before its cut; the worker never indexes them).
         let mut candidates: Vec<Candidate> =
             Vec::with_capacity(lexical_hits.len() + vector_hits.len());
         let mut keys: Vec<i64> = Vec::with_capacity(candidates.capacity());
         let mut position: HashMap<String, usize> = HashMap::new();
         for (pk, hit) in lexical_hits {
-            if hit.header.kind == EpisodeKind::Rotation {
-                continue;
-            }
             position.insert(hit.header.id.clone(), candidates.len());
             keys.push(pk);
             candidates.push(Candidate {
@@ -300,7 +296,7 @@ impl Retriever {
             let Some(header) = headers.remove(pk) else {
                 continue;
             };
-            if header.kind == EpisodeKind::Rotation || position.contains_key(&header.id) {
+            if position.contains_key(&header.id) {
                 continue;
             }
             position.insert(header.id.clone(), candidates.len());
