@@ -537,11 +537,13 @@ fn assert_tools_reach(memory: &Memory, session: &str, before: &[String], anchor:
     loop {
         let out = memory.call_tool(Some(session), "timeline", &args.to_string());
         assert!(!out.is_error, "{}", out.text);
-        walked.extend(
-            out.text
-                .match_indices("episode_id: ep_")
-                .map(|(at, _)| out.text[at + 12..at + 31].to_string()),
-        );
+        walked.extend(out.text.match_indices("episode_id: ep_").map(|(at, _)| {
+            let id = &out.text[at + 12..];
+            let end = 3 + id[3..]
+                .find(|c: char| !c.is_ascii_hexdigit())
+                .unwrap_or(id.len() - 3);
+            id[..end].to_string()
+        }));
         // The page names the exact arguments of the next one, as the model would pass them.
         let Some(next) = out.text.split("next page: timeline ").nth(1) else {
             break;
