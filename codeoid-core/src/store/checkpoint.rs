@@ -41,6 +41,11 @@ use crate::error::{Error, Result};
 /// WAL frames (pages) past which the writer checkpoints inside its commit: 64 MiB of 4 KiB pages.
 pub(crate) const WAL_BACKSTOP_FRAMES: i64 = 16_384;
 
+/// WAL frames past which the thread checkpoints right after a commit, without waiting for
+/// [`DEBOUNCE`] or [`BURST`]: under sustained writes its passes then run back to back, and the
+/// writer's backstop finds little left to copy (16 MiB).
+const WAL_EAGER_FRAMES: i64 = WAL_BACKSTOP_FRAMES / 4;
+
 /// Longest time a commit waits for its checkpoint.
 const DEBOUNCE: Duration = Duration::from_millis(250);
 
@@ -126,7 +131,8 @@ impl Checkpointer {
     /// no transaction can begin meanwhile): wakes the thread, and past the backstop checkpoints
     /// on `conn` so that the next transaction restarts the WAL.
     pub(crate) fn after_commit(&self, conn: &Connection) {
-        if self.shared.wal_frames.load(Ordering::Relaxed) >= WAL_BACKSTOP_FRAMES {
+        let frames = self.shared.wal_frames.load(Ordering::Relaxed);
+        if frames >= WAL_BACKSTOP_FRAMES {
             let mut state = self.shared.wait_while(self.shared.lock(), |s| s.running);
             state.held = true;
             drop(state);
@@ -142,6 +148,9 @@ impl Checkpointer {
         }
         let mut state = self.shared.lock();
         state.pending += 1;
+        if frames >= WAL_EAGER_FRAMES {
+            state.pending = state.pending.max(BURST);
+        }
         if state.pending == 1 || state.pending >= BURST {
             self.shared.wake.notify_all();
         }
