@@ -12,7 +12,8 @@
 //!   hashes). Version 2 adds what replacing a session's tail needs (a log re-imported while it
 //!   grows): the chunker state before each turn (`turns.chunker_before`) and, for every episode
 //!   the chunker derived, the event that emitted it (`episodes.origin_seq`). Rows written before
-//!   version 2 keep `NULL` there.
+//!   version 2 keep `NULL` there. Version 3 adds the `counters` table (the episode key floor);
+//!   version 4 moves vectors to a table with row ids (see `V4`).
 //!
 //! See `docs/store.md` for the tables and what each column means. This module deliberately holds
 //! only DDL and version logic; the queries live with their concepts.
@@ -28,10 +29,10 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const APPLICATION_ID: i32 = 0x6364_6f64;
 
 /// The schema version this library writes and understands.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migration `i` takes a store from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [V1, V2, V3];
+const MIGRATIONS: [&str; 4] = [V1, V2, V3, V4];
 
 const V1: &str = r"
 CREATE TABLE workspaces (
@@ -192,6 +193,30 @@ CREATE TABLE counters (
 ) STRICT, WITHOUT ROWID;
 ";
 
+/// Vectors move to a table with row ids. Keyed by `(model, episode, window)` in a `WITHOUT
+/// ROWID` table, a row lives in an index b-tree, which keeps at most ~1,000 bytes of a row on its
+/// page: a 384-dimension vector (1,536 bytes) spilled its last ~560 bytes to an overflow page of
+/// its own, and the table took three times its payload (1.5 GB for 0.5 GB of vectors at 100,000
+/// episodes, a third of the file). A table b-tree keeps a whole vector on a leaf page, two to a
+/// page; the unique index keeps the old key and its probes. The copy keeps every byte; the pages
+/// the old table held go to the free list, and new writes reuse them (`VACUUM` returns them to
+/// the file system).
+const V4: &str = r"
+ALTER TABLE vectors RENAME TO vectors_v3;
+CREATE TABLE vectors (
+    model        TEXT NOT NULL,
+    episode_pk   INTEGER NOT NULL REFERENCES episodes(pk),
+    window_index INTEGER NOT NULL,
+    dim          INTEGER NOT NULL,
+    data         BLOB NOT NULL,
+    UNIQUE (model, episode_pk, window_index)
+) STRICT;
+INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+    SELECT model, episode_pk, window_index, dim, data FROM vectors_v3
+    ORDER BY model, episode_pk, window_index;
+DROP TABLE vectors_v3;
+";
+
 /// What [`inspect`] found in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FileState {
@@ -322,6 +347,104 @@ mod tests {
         }
     }
 
+    /// A 384-dimension f32 vector's bytes, distinct per `seed`.
+    fn vector_bytes(seed: usize) -> Vec<u8> {
+        (0..384)
+            .flat_map(|i| ((seed * 384 + i) as f32).to_le_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn a_version_3_stores_vectors_move_byte_for_byte_to_a_rowid_table() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        // Vectors without their episodes: this test is about the table's layout.
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        for sql in [V1, V2, V3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        let rows: Vec<(String, i64, i64, i64, Vec<u8>)> = (0..6)
+            .map(|i| {
+                let model = if i % 2 == 0 { "minilm@1" } else { "bge@2" };
+                (
+                    model.to_owned(),
+                    10 + i as i64 / 2,
+                    i as i64 % 2,
+                    384,
+                    vector_bytes(i),
+                )
+            })
+            .collect();
+        for row in &rows {
+            conn.execute(
+                "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![row.0, row.1, row.2, row.3, row.4],
+            )
+            .unwrap();
+        }
+        let read = |conn: &Connection| -> Vec<(String, i64, i64, i64, Vec<u8>)> {
+            conn.prepare(
+                "SELECT model, episode_pk, window_index, dim, data FROM vectors
+                 ORDER BY model, episode_pk, window_index",
+            )
+            .unwrap()
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+        };
+        let before = read(&conn);
+        assert_eq!(before.len(), rows.len());
+        migrate(&mut conn).unwrap();
+        assert_eq!(read(&conn), before);
+        let without_rowid: i64 = conn
+            .query_row(
+                "SELECT wr FROM pragma_table_list WHERE name = 'vectors'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(without_rowid, 0);
+        // The key stays unique.
+        let dup = conn.execute(
+            "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+             VALUES ('bge@2', 10, 1, 384, x'00')",
+            [],
+        );
+        assert!(dup.is_err());
+    }
+
+    #[test]
+    fn a_vector_takes_half_a_page_not_an_overflow_page() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        migrate(&mut conn).unwrap();
+        let pages = |conn: &Connection| -> i64 {
+            conn.query_row("PRAGMA page_count", [], |r| r.get(0))
+                .unwrap()
+        };
+        let start = pages(&conn);
+        let tx = conn.transaction().unwrap();
+        for i in 0..1000 {
+            tx.execute(
+                "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+                 VALUES ('minilm@1', ?1, 0, 384, ?2)",
+                rusqlite::params![i, vector_bytes(i as usize)],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        // 1,536 bytes each: two to a 4 KiB page, plus the key index. Kept in an index b-tree, each
+        // row spilled to an overflow page of its own (1,143 pages for these 1,000).
+        let used = pages(&conn) - start;
+        assert!(used < 600, "{used} pages for 1,000 vectors");
+    }
+
     #[test]
     fn foreign_and_newer_databases_are_refused() {
         let conn = Connection::open_in_memory().unwrap();
@@ -337,6 +460,6 @@ mod tests {
             .unwrap();
         let err = inspect(&conn, Path::new("/tmp/new.db")).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::SchemaTooNew);
-        assert!(err.message().contains("version 4"), "{err}");
+        assert!(err.message().contains("version 5"), "{err}");
     }
 }
