@@ -41,9 +41,10 @@ use crate::error::{Error, Result};
 /// WAL frames (pages) past which the writer checkpoints inside its commit: 64 MiB of 4 KiB pages.
 pub(crate) const WAL_BACKSTOP_FRAMES: i64 = 16_384;
 
-/// WAL frames past which the thread checkpoints right after a commit, without waiting for
-/// [`DEBOUNCE`] or [`BURST`]: under sustained writes its passes then run back to back, and the
-/// writer's backstop finds little left to copy (16 MiB).
+/// WAL frames written since the thread's last pass began past which it checkpoints right after
+/// a commit, without waiting for [`DEBOUNCE`] or [`BURST`] (16 MiB): under sustained bulk writes
+/// its passes then follow each other and the writer's backstop finds little left to copy, while
+/// small commits keep the debounce (a pass per commit would cost them their latency).
 const WAL_EAGER_FRAMES: i64 = WAL_BACKSTOP_FRAMES / 4;
 
 /// Longest time a commit waits for its checkpoint.
@@ -68,6 +69,8 @@ struct Shared {
     wake: Condvar,
     /// Frames in the WAL after the writer's last commit (from its WAL hook).
     wal_frames: AtomicI64,
+    /// `wal_frames` when this thread's last pass began.
+    frames_at_pass: AtomicI64,
 }
 
 impl Shared {
@@ -146,9 +149,16 @@ impl Checkpointer {
             drop(state);
             self.shared.wake.notify_all();
         }
+        // A restarted WAL counts from its start.
+        let at_pass = self.shared.frames_at_pass.load(Ordering::Relaxed);
+        let grown = if frames >= at_pass {
+            frames - at_pass
+        } else {
+            frames
+        };
         let mut state = self.shared.lock();
         state.pending += 1;
-        if frames >= WAL_EAGER_FRAMES {
+        if grown >= WAL_EAGER_FRAMES {
             state.pending = state.pending.max(BURST);
         }
         if state.pending == 1 || state.pending >= BURST {
@@ -195,6 +205,9 @@ fn run(conn: &Connection, shared: &Shared) {
         state.pending = 0;
         state.running = true;
         drop(state);
+        shared
+            .frames_at_pass
+            .store(shared.wal_frames.load(Ordering::Relaxed), Ordering::Relaxed);
         // Busy or I/O trouble: the next commit tries again, and SQLite checkpoints on close
         // regardless.
         let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
