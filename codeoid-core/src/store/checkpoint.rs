@@ -5,8 +5,9 @@
 //! of microseconds. A file-backed [`super::Store`] therefore turns automatic checkpoints off on
 //! its writer connection and runs `PRAGMA wal_checkpoint(PASSIVE)` on a thread of its own, with
 //! its own connection, shortly after commits (at most every [`DEBOUNCE`], or sooner after
-//! [`BURST`] commits). PASSIVE never blocks writers or readers; a checkpoint that another
-//! connection is running is simply skipped.
+//! [`BURST`] commits, or right away once [`WAL_EAGER_FRAMES`] were written since its last pass).
+//! PASSIVE never blocks writers or readers; a checkpoint that another connection is running is
+//! simply skipped.
 //!
 //! That alone cannot bound the WAL under sustained writes: SQLite restarts the WAL from its
 //! start only when a write transaction begins after a checkpoint has copied every frame, and
@@ -16,7 +17,8 @@
 //! writer watches the WAL's length (a WAL hook) and, once it passes [`WAL_BACKSTOP_FRAMES`],
 //! checkpoints itself right after its commit, before its next transaction can begin: it waits
 //! for this thread's pass to end (so the two never collide, which under load made SQLite's own
-//! automatic checkpoint fail again and again), copies what is left (usually little) and the next
+//! automatic checkpoint fail again and again), copies what is left (little, because the eager
+//! wake keeps this thread's passes following each other under bulk writes) and the next
 //! transaction restarts the WAL. About once per 64 MiB written; everything below that stays off
 //! the write path.
 //!
