@@ -2,7 +2,8 @@
 //! what the tool did with them (DESIGN §1).
 //!
 //! Invariants: the summary argument is the first string among `file_path`, `path`, `pattern`,
-//! `command`; paths come from `file_path`, `path`, `filePath`, `filename`, `notebook_path`,
+//! `command` (DESIGN §1) and, for tools that have none of them (web fetch and search, subagent
+//! tasks), among `url`, `query`, `description`, `prompt`; paths come from `file_path`, `path`, `filePath`, `filename`, `notebook_path`,
 //! `paths[]`, `files[]` and, for grep/glob tools, `pattern`, in that order, without duplicates.
 //!
 //! It deliberately does not normalize paths (the store does, relative to the session's root) and
@@ -18,8 +19,19 @@ const PATH_KEYS: [&str; 5] = ["file_path", "path", "filePath", "filename", "note
 /// Keys whose array value lists file paths.
 const PATH_LIST_KEYS: [&str; 2] = ["paths", "files"];
 
-/// Keys tried, in order, for the argument shown in a tool call's summary.
-const SUMMARY_KEYS: [&str; 4] = ["file_path", "path", "pattern", "command"];
+/// Keys tried, in order, for the argument shown in a tool call's summary: DESIGN §1's four, then
+/// what tools without any of them are called with, so that `WebFetch(https://…)` or
+/// `Task(review the parser)` say what the call was about instead of `WebFetch()`.
+const SUMMARY_KEYS: [&str; 8] = [
+    "file_path",
+    "path",
+    "pattern",
+    "command",
+    "url",
+    "query",
+    "description",
+    "prompt",
+];
 
 /// `name(arg)`: the tool name and the first summary argument, collapsed to one line and cut to
 /// [`SUMMARY_ARG_MAX_CHARS`], the whole at most [`SUMMARY_MAX_CHARS`].
@@ -133,6 +145,21 @@ mod tests {
             tool_summary("TodoWrite", &json!({"todos": []})),
             "TodoWrite()"
         );
+        // Tools with none of DESIGN's four keys still say what they were called with.
+        let fetch = json!({"prompt": "summarize", "url": "https://docs.rs/rusqlite"});
+        assert_eq!(
+            tool_summary("WebFetch", &fetch),
+            "WebFetch(https://docs.rs/rusqlite)"
+        );
+        assert_eq!(
+            tool_summary("WebSearch", &json!({"query": "fts5 detail column"})),
+            "WebSearch(fts5 detail column)"
+        );
+        let task = json!({"prompt": "Read every file...", "description": "Review the parser"});
+        assert_eq!(tool_summary("Task", &task), "Task(Review the parser)");
+        // DESIGN's keys come first.
+        let both = json!({"url": "https://x", "path": "src"});
+        assert_eq!(tool_summary("Fetch", &both), "Fetch(src)");
         let long = "x".repeat(200);
         let s = tool_summary("Bash", &json!({ "command": long }));
         assert_eq!(s.chars().count(), "Bash()".len() + SUMMARY_ARG_MAX_CHARS);
