@@ -27,13 +27,11 @@
 //!   `Unavailable` with a warning, which releases every waiter; recall then works lexically.
 //!
 //! This module owns the thread, its state and its API; the pass over the episodes lives in
-//! `indexing`. Deliberately not here: scoring (the engine), the model math (`embed`).
+//! `indexing`, finding and loading the model in `model`. Deliberately not here: scoring (the engine), the model math (`embed`).
 
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -41,11 +39,12 @@ use chrono::Utc;
 
 use super::config::{EmbeddingConfig, ModelChoice};
 use super::vector_index::VectorIndex;
-use crate::embed::{DownloadProgress, Embedder, ModelLocator, ProgressFn, ResolvedModel};
+use crate::embed::{DownloadProgress, Embedder, ModelLocator};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
 mod indexing;
+mod model;
 
 use indexing::{drain, drop_old_models, load_index};
 
@@ -192,7 +191,7 @@ impl Worker {
             None => (EmbeddingPhase::Disabled, None),
             Some(locator) => match locator.locate() {
                 Ok(_) => (EmbeddingPhase::Loading, None),
-                Err(_) if can_download(locator) => (EmbeddingPhase::Downloading, None),
+                Err(_) if model::can_download(locator) => (EmbeddingPhase::Downloading, None),
                 Err(e) => (
                     EmbeddingPhase::Unavailable,
                     Some(lexical_warning(e.message())),
@@ -403,53 +402,10 @@ fn thread_main(shared: &Arc<Shared>, locator: &ModelLocator) {
     );
 }
 
-fn can_download(locator: &ModelLocator) -> bool {
-    locator.explicit_dir.is_none()
-        && locator.env_dir.is_none()
-        && locator.download.is_some()
-        && locator.hf_cache.is_some()
-}
-
 /// The worker thread: model, index, then the embedding loop until shutdown.
 fn run(shared: &Arc<Shared>, locator: &ModelLocator) -> Result<()> {
-    // Weak: the callback must not keep the worker's state alive.
-    let progress: ProgressFn = {
-        let shared = Arc::downgrade(shared);
-        Arc::new(move |p: &DownloadProgress| {
-            if let Some(shared) = shared.upgrade() {
-                shared.lock().download = Some(p.clone());
-            }
-        })
-    };
-    let resolved = locator.resolve(Some(progress));
-    shared.lock().download = None;
-    let resolved = match resolved {
-        Ok(resolved) => resolved,
-        Err(e) => {
-            shared.set_phase(
-                EmbeddingPhase::Unavailable,
-                Some(lexical_warning(e.message())),
-            );
-            return Ok(());
-        }
-    };
-    if shared.stopping() {
+    let Some(embedder) = model::acquire(shared, locator) else {
         return Ok(());
-    }
-    shared.set_phase(EmbeddingPhase::Loading, None);
-    let embedder = match load_shared(&resolved) {
-        Ok(embedder) => embedder,
-        Err(e) => {
-            shared.set_phase(
-                EmbeddingPhase::Unavailable,
-                Some(lexical_warning(&format!(
-                    "the model in {} does not load: {}",
-                    resolved.dir.display(),
-                    e.message()
-                ))),
-            );
-            return Ok(());
-        }
     };
     let index = load_index(shared, &embedder)?;
     *shared.index.write().unwrap_or_else(PoisonError::into_inner) = Some(index);
@@ -507,26 +463,6 @@ fn run(shared: &Arc<Shared>, locator: &ModelLocator) -> Result<()> {
         }
         state.wake = false;
     }
-}
-
-/// The embedder for `resolved`, shared with every other live worker of this process that uses
-/// the same checkpoint (a process serving several workspaces loads the weights once). The lock
-/// is held while loading, so two workers starting together load once too.
-fn load_shared(resolved: &ResolvedModel) -> Result<Arc<Embedder>> {
-    type Loaded = HashMap<(PathBuf, Option<String>), Weak<Embedder>>;
-    static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
-    let mut loaded = LOADED
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    loaded.retain(|_, weak| weak.strong_count() > 0);
-    let key = (resolved.dir.clone(), resolved.repo.clone());
-    if let Some(embedder) = loaded.get(&key).and_then(Weak::upgrade) {
-        return Ok(embedder);
-    }
-    let embedder = Arc::new(resolved.load()?);
-    loaded.insert(key, Arc::downgrade(&embedder));
-    Ok(embedder)
 }
 
 #[cfg(test)]
