@@ -1,4 +1,6 @@
-//! Rotation bookkeeping of a session: what the rotation policy needs persisted between turns.
+//! Rotation bookkeeping of a session: recording a rotation (count, backing context, time and the
+//! `rotation` episode, in one transaction) and what the rotation policy needs persisted between
+//! turns.
 //!
 //! The policy itself (`crate::rotate`) is pure; this file stores its inputs and outputs:
 //! - the number of assistant turns since the last rotation is *derived* from the turns table
@@ -12,13 +14,25 @@
 //! It does not decide anything: thresholds and seeds live in `crate::rotate`.
 
 use chrono::{DateTime, Utc};
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::Store;
 use super::connection::db_error;
-use super::sessions::{not_found, rotate_in};
+use super::sessions::{not_found, require};
+use super::{episodes, to_millis};
+use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, episode_id};
 use crate::error::{Error, Result};
-use crate::store::Rotation;
+
+/// The outcome of [`Store::record_rotation`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotation {
+    /// The session's rotation count after this rotation (1 for the first).
+    pub count: u64,
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// The `rotation` episode written to the timeline.
+    pub episode_id: String,
+}
 
 /// What the rotation policy needs to know about a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +48,24 @@ pub struct RotationBookkeeping {
 }
 
 impl Store {
+    /// Records a rotation of session `id`'s backing context: increments its rotation count, sets
+    /// the new backing context id and the time, and writes a `rotation` episode to the timeline,
+    /// all in one transaction. `at` defaults to now.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when there is no such session.
+    pub fn record_rotation(
+        &self,
+        id: &str,
+        backing_context_id: Option<&str>,
+        at: Option<DateTime<Utc>>,
+    ) -> Result<Rotation> {
+        let context = format!("cannot record a rotation of session {id:?}");
+        self.write(&context, |tx| {
+            rotate_in(tx, self, id, backing_context_id, at, None)
+        })
+    }
+
     /// The rotation bookkeeping of session `id`.
     ///
     /// # Errors
@@ -179,4 +211,57 @@ impl Store {
             Ok(())
         })
     }
+}
+/// Rotates session `id` inside `tx`: increments its rotation count, sets the backing context and
+/// time, marks the turn the rotation happened at, stores `pending_seed` (JSON) and writes the
+/// `rotation` episode. Shared by [`Store::record_rotation`] and [`Store::rotate_session`].
+pub(crate) fn rotate_in(
+    tx: &Transaction<'_>,
+    store: &Store,
+    id: &str,
+    backing_context_id: Option<&str>,
+    at: Option<DateTime<Utc>>,
+    pending_seed: Option<&str>,
+) -> Result<Rotation> {
+    let at = at.unwrap_or_else(Utc::now);
+    let context = format!("cannot record a rotation of session {id:?}");
+    let session = require(tx, id)?;
+    let count = session.rotation_count + 1;
+    tx.execute(
+        "UPDATE sessions SET rotation_count = ?2, last_rotation_at = ?3,
+             backing_context_id = ?4, last_activity_at = max(last_activity_at, ?3),
+             rotated_at_turn = turn_count, pending_seed = ?5
+         WHERE id = ?1",
+        params![
+            id,
+            count as i64,
+            to_millis(at),
+            backing_context_id,
+            pending_seed
+        ],
+    )
+    .map_err(|e| db_error(&context, e))?;
+    let name = session.name.as_deref().unwrap_or(&session.id);
+    let episode = Episode {
+        id: episode_id(id, &format!("rotation\0{count}")),
+        kind: EpisodeKind::Rotation,
+        tool_name: None,
+        call_id: None,
+        status: EpisodeStatus::Ok,
+        summary: format!("rotation #{count} of this session's backing context"),
+        content: format!(
+            "Rotation #{count} of session \"{name}\": the backing context was replaced \
+             to stay below the compaction ceiling. Earlier turns remain in memory \
+             verbatim (recall, timeline, get_episode)."
+        ),
+        paths: Vec::new(),
+        created_at: at,
+        turn_seq: session.turn_count.saturating_sub(1),
+    };
+    let inserted = episodes::insert(tx, &session, &episode, None, store.options(), &[])?;
+    Ok(Rotation {
+        count,
+        at,
+        episode_id: inserted.unwrap_or(episode.id),
+    })
 }
