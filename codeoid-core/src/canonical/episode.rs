@@ -11,7 +11,9 @@
 //!   id, a turn id and part index...). The same turns recorded twice yield the same ids, so
 //!   re-imports cannot duplicate episodes. The 16 digits make an id unique; the session's 4 lead
 //!   them so that the episodes a session records sit together in the store's index of ids (a
-//!   batch of fully random ids dirtied a page of that index per episode: a fifth of ingest).
+//!   batch of fully random ids dirtied a page of that index per episode: about a sixth of
+//!   ingest). Raw-output episodes (`Store::record_raw_output`) are not derived from turns and get
+//!   `ep_` + 16 random hex digits.
 //! - A blob id is `blob_` + 32 hex digits of the sha256 of its bytes: identical outputs share a blob.
 //! - Summaries are one line, whitespace collapsed, at most [`SUMMARY_MAX_CHARS`] characters.
 //!

@@ -3,8 +3,9 @@
 //!
 //! Invariants: the summary argument is the first string among `file_path`, `path`, `pattern`,
 //! `command` (DESIGN §1) and, for tools that have none of them (web fetch and search, subagent
-//! tasks), among `url`, `query`, `description`, `prompt`; paths come from `file_path`, `path`, `filePath`, `filename`, `notebook_path`,
-//! `paths[]`, `files[]` and, for grep/glob tools, `pattern`, in that order, without duplicates.
+//! tasks), among `url`, `query`, `description`, `prompt`; paths come from `file_path`, `path`,
+//! `filePath`, `filename`, `notebook_path`, `paths[]`, `files[]` and, for grep/glob tools,
+//! `pattern`, in that order, without duplicates.
 //!
 //! It deliberately does not normalize paths (the store does, relative to the session's root) and
 //! never touches the filesystem.

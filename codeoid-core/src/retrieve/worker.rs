@@ -27,7 +27,8 @@
 //!   `Unavailable` with a warning, which releases every waiter; recall then works lexically.
 //!
 //! This module owns the thread, its state and its API; the pass over the episodes lives in
-//! `indexing`, finding and loading the model in `model`. Deliberately not here: scoring (the engine), the model math (`embed`).
+//! `indexing`, finding and loading the model in `model`. Deliberately not here: scoring (the
+//! engine), the model math (`embed`).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -136,7 +136,7 @@ impl Checkpointer {
     /// no transaction can begin meanwhile): wakes the thread, and past the backstop checkpoints
     /// on `conn` so that the next transaction restarts the WAL.
     pub(crate) fn after_commit(&self, conn: &Connection) {
-        let frames = self.shared.wal_frames.load(Ordering::Relaxed);
+        let mut frames = self.shared.wal_frames.load(Ordering::Relaxed);
         if frames >= WAL_BACKSTOP_FRAMES {
             let mut state = self.shared.wait_while(self.shared.lock(), |s| s.running);
             state.held = true;
@@ -144,28 +144,37 @@ impl Checkpointer {
             // Readers on old snapshots can leave it partial; a later commit tries again.
             let done = conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::PASSIVE);
             if matches!(done, Ok((log, copied)) if log == copied) {
+                // Everything is copied and the next transaction restarts the WAL: nothing is
+                // left for the thread.
                 self.shared.wal_frames.store(0, Ordering::Relaxed);
+                self.shared.frames_at_pass.store(0, Ordering::Relaxed);
+                frames = 0;
             }
             let mut state = self.shared.lock();
             state.held = false;
             drop(state);
             self.shared.wake.notify_all();
         }
-        // A restarted WAL counts from its start.
         let at_pass = self.shared.frames_at_pass.load(Ordering::Relaxed);
-        let grown = if frames >= at_pass {
-            frames - at_pass
-        } else {
-            frames
-        };
         let mut state = self.shared.lock();
         state.pending += 1;
-        if grown >= WAL_EAGER_FRAMES {
+        if written_since_pass(frames, at_pass) >= WAL_EAGER_FRAMES {
             state.pending = state.pending.max(BURST);
         }
         if state.pending == 1 || state.pending >= BURST {
             self.shared.wake.notify_all();
         }
+    }
+}
+
+/// WAL frames written since the thread's last pass began, given the WAL's frames now and then.
+/// A WAL that restarted since (fewer frames than then) counts from its start; one that restarted
+/// and grew past the old count is undercounted, which only delays the early wake.
+fn written_since_pass(frames: i64, at_pass: i64) -> i64 {
+    if frames >= at_pass {
+        frames - at_pass
+    } else {
+        frames
     }
 }
 
@@ -206,15 +215,31 @@ fn run(conn: &Connection, shared: &Shared) {
         }
         state.pending = 0;
         state.running = true;
-        drop(state);
+        // Under the lock, so a commit never pairs this pass with the previous one's count.
         shared
             .frames_at_pass
             .store(shared.wal_frames.load(Ordering::Relaxed), Ordering::Relaxed);
+        drop(state);
         // Busy or I/O trouble: the next commit tries again, and SQLite checkpoints on close
         // regardless.
         let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
         state = shared.lock();
         state.running = false;
         shared.wake.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_early_wake_counts_what_was_written_since_the_last_pass() {
+        assert_eq!(written_since_pass(6_000, 1_000), 5_000);
+        assert!(written_since_pass(6_000, 1_000) >= WAL_EAGER_FRAMES);
+        // Small commits past 16 MiB of WAL do not wake a pass each.
+        assert!(written_since_pass(20_000, 19_990) < WAL_EAGER_FRAMES);
+        // A restarted WAL counts from its start.
+        assert_eq!(written_since_pass(300, 12_000), 300);
     }
 }

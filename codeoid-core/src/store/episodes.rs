@@ -41,7 +41,8 @@ const MAX_HASHED_FILE_BYTES: u64 = 8 * 1024 * 1024;
 /// Everything about an episode except its content, paths and blobs: what lists and hits carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EpisodeHeader {
-    /// Episode id (`ep_` + 20 hex digits; 16 in stores written before the session lead).
+    /// Episode id: `ep_` + 20 hex digits (16 for raw outputs and in stores written before ids
+    /// led with their session); opaque, compare it whole.
     pub id: String,
     /// Workspace it belongs to.
     pub workspace_id: String,

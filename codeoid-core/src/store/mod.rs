@@ -195,6 +195,13 @@ impl Store {
             })
         {
             schema::migrate(&mut conn)?;
+            // A migration's pages (a whole table's copy, for v4) are all in the WAL, and
+            // automatic checkpoints are off: copy them now, at open, rather than inside the first
+            // write's backstop, and give the file system the WAL's space back.
+            if let schema::FileState::Codeoid { .. } = state {
+                conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                    .map_err(|e| connection::open_error(path, e))?;
+            }
         }
         let checkpointer = checkpoint::Checkpointer::start(path, options.busy_timeout)?;
         checkpointer

@@ -198,9 +198,12 @@ CREATE TABLE counters (
 /// page: a 384-dimension vector (1,536 bytes) spilled its last ~560 bytes to an overflow page of
 /// its own, and the table took three times its payload (1.5 GB for 0.5 GB of vectors at 100,000
 /// episodes, a third of the file). A table b-tree keeps a whole vector on a leaf page, two to a
-/// page; the unique index keeps the old key and its probes. The copy keeps every byte; the pages
-/// the old table held go to the free list, and new writes reuse them (`VACUUM` returns them to
-/// the file system).
+/// page; the unique index keeps the old key and its probes, and an index by episode serves
+/// deleting a replaced tail's vectors (with `model` leading the key, that scanned every vector).
+/// The copy keeps every byte of every vector whose episode exists (with foreign keys on, a
+/// vector without one, which only a hand-edited file could hold, would fail the copy and leave
+/// the store unopenable); the pages the old table held go to the free list, and new writes reuse
+/// them (`VACUUM` returns them to the file system).
 const V4: &str = r"
 ALTER TABLE vectors RENAME TO vectors_v3;
 CREATE TABLE vectors (
@@ -212,9 +215,11 @@ CREATE TABLE vectors (
     UNIQUE (model, episode_pk, window_index)
 ) STRICT;
 INSERT INTO vectors (model, episode_pk, window_index, dim, data)
-    SELECT model, episode_pk, window_index, dim, data FROM vectors_v3
-    ORDER BY model, episode_pk, window_index;
+    SELECT v.model, v.episode_pk, v.window_index, v.dim, v.data
+    FROM vectors_v3 v JOIN episodes e ON e.pk = v.episode_pk
+    ORDER BY v.model, v.episode_pk, v.window_index;
 DROP TABLE vectors_v3;
+CREATE INDEX vectors_by_episode ON vectors(episode_pk);
 ";
 
 /// What [`inspect`] found in a file.
@@ -357,7 +362,7 @@ mod tests {
     #[test]
     fn a_version_3_stores_vectors_move_byte_for_byte_to_a_rowid_table() {
         let mut conn = Connection::open_in_memory().unwrap();
-        // Vectors without their episodes: this test is about the table's layout.
+        // Episodes without sessions or workspaces: this test is about the vectors.
         conn.pragma_update(None, "foreign_keys", false).unwrap();
         for sql in [V1, V2, V3] {
             conn.execute_batch(sql).unwrap();
@@ -365,6 +370,15 @@ mod tests {
         conn.pragma_update(None, "application_id", APPLICATION_ID)
             .unwrap();
         conn.pragma_update(None, "user_version", 3).unwrap();
+        for pk in 10..13 {
+            conn.execute(
+                "INSERT INTO episodes (pk, id, workspace_id, session_id, turn_seq, kind, status,
+                     summary, created_at, token_estimate)
+                 VALUES (?1, 'ep_' || ?1, 'ws', 'ses', 0, 'tool_call', 'ok', 's', 0, 1)",
+                [pk],
+            )
+            .unwrap();
+        }
         let rows: Vec<(String, i64, i64, i64, Vec<u8>)> = (0..6)
             .map(|i| {
                 let model = if i % 2 == 0 { "minilm@1" } else { "bge@2" };
@@ -400,8 +414,25 @@ mod tests {
         };
         let before = read(&conn);
         assert_eq!(before.len(), rows.len());
+        // A vector whose episode is gone (possible only in a hand-edited file) is not copied,
+        // rather than failing the migration and leaving the store unopenable.
+        conn.execute(
+            "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+             VALUES ('minilm@1', 99, 0, 384, ?1)",
+            [vector_bytes(99)],
+        )
+        .unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
         migrate(&mut conn).unwrap();
         assert_eq!(read(&conn), before);
+        let plan: String = conn
+            .query_row(
+                "EXPLAIN QUERY PLAN DELETE FROM vectors WHERE episode_pk IN (10, 11)",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("INDEX vectors_by_episode"), "{plan}");
         let without_rowid: i64 = conn
             .query_row(
                 "SELECT wr FROM pragma_table_list WHERE name = 'vectors'",

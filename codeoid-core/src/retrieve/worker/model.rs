@@ -23,8 +23,9 @@ pub(super) fn can_download(locator: &ModelLocator) -> bool {
         && locator.hf_cache.is_some()
 }
 
-/// Resolves the worker's model (a download's progress shows in its status) and loads it, in phase
-/// `Loading`; `None` when it is unavailable (the phase and warning say why) or the worker is stopping.
+/// Resolves the worker's model (a download's progress shows in its status) and loads it, in
+/// phase `Loading`; `None` when it is unavailable (the phase and warning say why) or the worker
+/// is stopping.
 pub(super) fn acquire(shared: &Arc<Shared>, locator: &ModelLocator) -> Option<Arc<Embedder>> {
     // Weak: the callback must not keep the worker's state alive.
     let progress: ProgressFn = {

@@ -506,6 +506,72 @@ fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
 }
 
 #[test]
+fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
+    let (dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    for i in 0..40 {
+        store
+            .record_raw_output(
+                &s.id,
+                &RawOutput::new(&format!("echo {i}"), b"x", b"", Some(0)),
+            )
+            .unwrap();
+    }
+    let missing = store.episodes_without_vectors("minilm", 100).unwrap();
+    let batch: Vec<(String, Vec<Vec<f32>>)> = missing
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.clone(), vec![vec![i as f32 + 0.5; 384]; 2]))
+        .collect();
+    store.put_vectors("minilm", &batch).unwrap();
+    let vectors_of = |store: &Store| {
+        let mut seen = Vec::new();
+        store
+            .for_each_vector(ws.id(), "minilm", |v| {
+                seen.push((v.episode_id, v.window, v.vector));
+                Ok(())
+            })
+            .unwrap();
+        seen
+    };
+    let before = vectors_of(&store);
+    assert_eq!(before.len(), 80);
+    drop(store);
+    // Back to the version 3 layout: the keyed WITHOUT ROWID table.
+    let path = dir.path().join("codeoid.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE vectors RENAME TO v4;
+         DROP INDEX vectors_by_episode;
+         CREATE TABLE vectors (
+             model TEXT NOT NULL, episode_pk INTEGER NOT NULL REFERENCES episodes(pk),
+             window_index INTEGER NOT NULL, dim INTEGER NOT NULL, data BLOB NOT NULL,
+             PRIMARY KEY (model, episode_pk, window_index)) STRICT, WITHOUT ROWID;
+         INSERT INTO vectors SELECT model, episode_pk, window_index, dim, data FROM v4;
+         DROP TABLE v4;
+         PRAGMA user_version = 3;",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(vectors_of(&store), before);
+    // The migration's pages were checkpointed at open, not left for the first write's commit.
+    let wal = std::fs::metadata(path.with_extension("db-wal")).map_or(0, |m| m.len());
+    assert!(wal < 64 * 1024, "{wal} bytes of WAL after opening");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (version, without_rowid): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version),
+                    (SELECT wr FROM pragma_table_list WHERE name = 'vectors')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((version, without_rowid), (4, 0));
+}
+
+#[test]
 fn many_threads_write_and_read_at_once() {
     let (_dir, store) = temp_store();
     let store = Arc::new(store);
