@@ -425,12 +425,10 @@ fn usage_keeps_subagent_calls_apart() {
     assert!(!rows[1].call.primary);
 }
 
-#[test]
-fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
-    let (_dir, store) = temp_store();
-    let ws = workspace("/w");
-    let s = session(&store, &ws, "s", 0);
-    for i in 0..3 {
+/// Records `n` raw outputs (one episode each) in a new session of `ws`.
+fn record_outputs(store: &Store, ws: &codeoid_core::store::Workspace, n: usize) {
+    let s = session(store, ws, "s", 0);
+    for i in 0..n {
         store
             .record_raw_output(
                 &s.id,
@@ -438,6 +436,13 @@ fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
             )
             .unwrap();
     }
+}
+
+#[test]
+fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    record_outputs(&store, &ws, 3);
     let missing = store.episodes_without_vectors("minilm", 10).unwrap();
     assert_eq!(missing.len(), 3);
     store
@@ -509,15 +514,7 @@ fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
 fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
     let (dir, store) = temp_store();
     let ws = workspace("/w");
-    let s = session(&store, &ws, "s", 0);
-    for i in 0..40 {
-        store
-            .record_raw_output(
-                &s.id,
-                &RawOutput::new(&format!("echo {i}"), b"x", b"", Some(0)),
-            )
-            .unwrap();
-    }
+    record_outputs(&store, &ws, 40);
     let missing = store.episodes_without_vectors("minilm", 100).unwrap();
     let batch: Vec<(String, Vec<Vec<f32>>)> = missing
         .iter()
