@@ -75,8 +75,7 @@ pub use lexical::{
 };
 pub use record::Recorded;
 pub use render::iso8601;
-pub use rotation::Rotation;
-pub use rotation::RotationBookkeeping;
+pub use rotation::{Rotation, RotationBookkeeping};
 pub use sessions::{Lineage, LineageKind, NewSession, Session, SessionUpdate};
 pub use sync::Synced;
 pub use timeline::{MAX_TIMELINE_LIMIT, TimelinePage, TimelineQuery};
