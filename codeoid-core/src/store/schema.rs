@@ -20,7 +20,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::connection::{db_error, open_error};
 use crate::error::{Error, ErrorKind, Result};
@@ -200,10 +200,10 @@ CREATE TABLE counters (
 /// episodes, a third of the file). A table b-tree keeps a whole vector on a leaf page, two to a
 /// page; the unique index keeps the old key and its probes, and an index by episode serves
 /// deleting a replaced tail's vectors (with `model` leading the key, that scanned every vector).
-/// The copy keeps every byte of every vector whose episode exists (with foreign keys on, a
-/// vector without one, which only a hand-edited file could hold, would fail the copy and leave
-/// the store unopenable); the pages the old table held go to the free list, and new writes reuse
-/// them (`VACUUM` returns them to the file system).
+/// The copy ([`move_vectors`], between this and [`V4_END`]) keeps every byte of every vector
+/// whose episode exists (with foreign keys on, a vector without one, which only a hand-edited
+/// file could hold, would fail the copy and leave the store unopenable). It goes slice by slice,
+/// deleting each copied slice before the next, so the file does not grow by a copy of the table.
 const V4: &str = r"
 ALTER TABLE vectors RENAME TO vectors_v3;
 CREATE TABLE vectors (
@@ -214,13 +214,56 @@ CREATE TABLE vectors (
     data         BLOB NOT NULL,
     UNIQUE (model, episode_pk, window_index)
 ) STRICT;
-INSERT INTO vectors (model, episode_pk, window_index, dim, data)
-    SELECT v.model, v.episode_pk, v.window_index, v.dim, v.data
-    FROM vectors_v3 v JOIN episodes e ON e.pk = v.episode_pk
-    ORDER BY v.model, v.episode_pk, v.window_index;
+";
+
+/// The end of version 4, after [`move_vectors`].
+const V4_END: &str = r"
 DROP TABLE vectors_v3;
 CREATE INDEX vectors_by_episode ON vectors(episode_pk);
 ";
+
+/// Vectors [`move_vectors`] copies per slice (about 400 KiB of them): the file grows by about
+/// one slice before deleted pages start being reused.
+const V4_SLICE: i64 = 256;
+
+/// Version 4's copy from `vectors_v3` to `vectors`, in key order, one slice at a time: each
+/// slice is copied, then deleted from the old table, whose pages the next slice reuses.
+fn move_vectors(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    loop {
+        let last: Option<(String, i64, i64)> = tx
+            .query_row(
+                "SELECT model, episode_pk, window_index FROM vectors_v3
+                 ORDER BY model, episode_pk, window_index LIMIT 1 OFFSET ?1",
+                [V4_SLICE - 1],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((model, episode, window)) = last else {
+            // The rest fits in one slice.
+            tx.execute_batch(
+                "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+                     SELECT v.model, v.episode_pk, v.window_index, v.dim, v.data
+                     FROM vectors_v3 v JOIN episodes e ON e.pk = v.episode_pk
+                     ORDER BY v.model, v.episode_pk, v.window_index;
+                 DELETE FROM vectors_v3;",
+            )?;
+            return Ok(());
+        };
+        let slice = params![model, episode, window];
+        tx.execute(
+            "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+                 SELECT v.model, v.episode_pk, v.window_index, v.dim, v.data
+                 FROM vectors_v3 v JOIN episodes e ON e.pk = v.episode_pk
+                 WHERE (v.model, v.episode_pk, v.window_index) <= (?1, ?2, ?3)
+                 ORDER BY v.model, v.episode_pk, v.window_index",
+            slice,
+        )?;
+        tx.execute(
+            "DELETE FROM vectors_v3 WHERE (model, episode_pk, window_index) <= (?1, ?2, ?3)",
+            slice,
+        )?;
+    }
+}
 
 /// What [`inspect`] found in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +336,13 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
     }
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
         tx.execute_batch(sql)
+            .and_then(|()| {
+                if from == 3 {
+                    move_vectors(&tx).and_then(|()| tx.execute_batch(V4_END))
+                } else {
+                    Ok(())
+                }
+            })
             .map_err(|e| db_error(&format!("cannot migrate the store from version {from}"), e))?;
     }
     if version < SCHEMA_VERSION {
@@ -448,6 +498,70 @@ mod tests {
             [],
         );
         assert!(dup.is_err());
+    }
+
+    #[test]
+    fn a_large_vectors_table_moves_in_slices_without_growing_the_file() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        for sql in [V1, V2, V3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        let tx = conn.transaction().unwrap();
+        // Episodes 1..=2500 except every 500th: vectors of the missing ones (and of 2501..=2600)
+        // are orphans, in several slices and at the end.
+        for pk in (1..=2500).filter(|pk| pk % 500 != 0) {
+            tx.execute(
+                "INSERT INTO episodes (pk, id, workspace_id, session_id, turn_seq, kind, status,
+                     summary, created_at, token_estimate)
+                 VALUES (?1, 'ep_' || ?1, 'ws', 'ses', 0, 'tool_call', 'ok', 's', 0, 1)",
+                [pk],
+            )
+            .unwrap();
+        }
+        let mut expected = Vec::new();
+        for (model, pks, windows) in [("a@1", 1..=2600, 2), ("b@2", 1..=1000, 1)] {
+            for pk in pks {
+                for window in 0..windows {
+                    let data = vector_bytes(pk as usize * 2 + window as usize);
+                    tx.execute(
+                        "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
+                         VALUES (?1, ?2, ?3, 384, ?4)",
+                        rusqlite::params![model, pk, window, data],
+                    )
+                    .unwrap();
+                    if pk <= 2500 && pk % 500 != 0 {
+                        expected.push((model.to_owned(), pk, window, data));
+                    }
+                }
+            }
+        }
+        tx.commit().unwrap();
+        assert!(expected.len() > 2 * V4_SLICE as usize);
+        let pages = |conn: &Connection| -> i64 {
+            conn.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap()
+        };
+        let before = pages(&conn);
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        migrate(&mut conn).unwrap();
+        let moved: Vec<(String, i64, i64, Vec<u8>)> = conn
+            .prepare(
+                "SELECT model, episode_pk, window_index, data FROM vectors
+                 ORDER BY model, episode_pk, window_index",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(moved, expected);
+        // Each slice reuses the pages of the one deleted before it. Copied whole, the new table
+        // (about 3,000 pages) would have come on top of the old one.
+        let after = pages(&conn);
+        assert!(after <= before + 300, "{before} pages before, {after} after");
     }
 
     #[test]
