@@ -94,12 +94,17 @@ pub const DEFAULT_MAX_EPISODE_BYTES: usize = 1024 * 1024;
 /// Read connections kept open for reuse.
 const READER_POOL: usize = 8;
 
+/// Shortest wait, when opening a store that needs a migration, for another process migrating
+/// it at the same moment (a schema migration copies tables: 5 s for a 100,000-episode store).
+const MIGRATION_BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Settings of a [`Store`]. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StoreOptions {
     /// How long a write waits for another connection's lock before failing with
-    /// [`ErrorKind::Busy`] (default 5 s).
+    /// [`ErrorKind::Busy`] (default 5 s). Opening a store that needs a schema migration waits at
+    /// least 2 minutes, for another process migrating the same file.
     pub busy_timeout: Duration,
     /// Episode content above this many bytes is stored as head + marker + tail, with the whole
     /// content in a raw blob (default 1 MiB; at least [`MIN_CAP_BYTES`]).
@@ -193,7 +198,14 @@ impl Store {
                 version: schema::SCHEMA_VERSION,
             })
         {
+            // Another process may be migrating this file: its transaction holds the write lock
+            // for as long as the migration takes (seconds for a large store, longer than any
+            // commit), so this one waits longer than writes do before reporting Busy.
+            conn.busy_timeout(options.busy_timeout.max(MIGRATION_BUSY_TIMEOUT))
+                .map_err(|e| connection::open_error(path, e))?;
             schema::migrate(&mut conn)?;
+            conn.busy_timeout(options.busy_timeout)
+                .map_err(|e| connection::open_error(path, e))?;
             // A migration's pages (a whole table's copy, for v4) are all in the WAL, and
             // automatic checkpoints are off: copy them now, at open, rather than inside the first
             // write's backstop, and give the file system the WAL's space back.

@@ -542,7 +542,8 @@ mod tests {
         tx.commit().unwrap();
         assert!(expected.len() > 2 * V4_SLICE as usize);
         let pages = |conn: &Connection| -> i64 {
-            conn.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap()
+            conn.query_row("PRAGMA page_count", [], |r| r.get(0))
+                .unwrap()
         };
         let before = pages(&conn);
         conn.pragma_update(None, "foreign_keys", true).unwrap();
@@ -561,7 +562,10 @@ mod tests {
         // Each slice reuses the pages of the one deleted before it. Copied whole, the new table
         // (about 3,000 pages) would have come on top of the old one.
         let after = pages(&conn);
-        assert!(after <= before + 300, "{before} pages before, {after} after");
+        assert!(
+            after <= before + 300,
+            "{before} pages before, {after} after"
+        );
     }
 
     #[test]

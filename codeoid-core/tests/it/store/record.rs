@@ -569,6 +569,28 @@ fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
 }
 
 #[test]
+fn opening_a_store_another_process_is_migrating_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("PRAGMA user_version = 3").unwrap();
+    // Another process's migration: the write lock held for longer than the store's own timeout.
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let holder = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        conn.execute_batch("COMMIT").unwrap();
+    });
+    let mut options = StoreOptions::default();
+    options.busy_timeout = std::time::Duration::from_millis(100);
+    let store = Store::open_with(&path, options).unwrap();
+    holder.join().unwrap();
+    let ws = workspace("/w");
+    record_outputs(&store, &ws, 1);
+    assert_eq!(store.episodes_without_vectors("m", 10).unwrap().len(), 1);
+}
+
+#[test]
 fn many_threads_write_and_read_at_once() {
     let (_dir, store) = temp_store();
     let store = Arc::new(store);
