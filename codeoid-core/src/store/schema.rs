@@ -402,6 +402,31 @@ mod tests {
         }
     }
 
+    /// An in-memory store at version 3 with foreign keys off: episodes without sessions or
+    /// workspaces, and vectors without episodes, for tests about the vectors table.
+    fn version_3_store() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        for sql in [V1, V2, V3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn
+    }
+
+    /// Inserts a bare episode row with key `pk`.
+    fn insert_episode(conn: &Connection, pk: i64) {
+        conn.execute(
+            "INSERT INTO episodes (pk, id, workspace_id, session_id, turn_seq, kind, status,
+                 summary, created_at, token_estimate)
+             VALUES (?1, 'ep_' || ?1, 'ws', 'ses', 0, 'tool_call', 'ok', 's', 0, 1)",
+            [pk],
+        )
+        .unwrap();
+    }
+
     /// A 384-dimension f32 vector's bytes, distinct per `seed`.
     fn vector_bytes(seed: usize) -> Vec<u8> {
         (0..384)
@@ -411,23 +436,9 @@ mod tests {
 
     #[test]
     fn a_version_3_stores_vectors_move_byte_for_byte_to_a_rowid_table() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        // Episodes without sessions or workspaces: this test is about the vectors.
-        conn.pragma_update(None, "foreign_keys", false).unwrap();
-        for sql in [V1, V2, V3] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.pragma_update(None, "application_id", APPLICATION_ID)
-            .unwrap();
-        conn.pragma_update(None, "user_version", 3).unwrap();
+        let mut conn = version_3_store();
         for pk in 10..13 {
-            conn.execute(
-                "INSERT INTO episodes (pk, id, workspace_id, session_id, turn_seq, kind, status,
-                     summary, created_at, token_estimate)
-                 VALUES (?1, 'ep_' || ?1, 'ws', 'ses', 0, 'tool_call', 'ok', 's', 0, 1)",
-                [pk],
-            )
-            .unwrap();
+            insert_episode(&conn, pk);
         }
         let rows: Vec<(String, i64, i64, i64, Vec<u8>)> = (0..6)
             .map(|i| {
@@ -502,25 +513,12 @@ mod tests {
 
     #[test]
     fn a_large_vectors_table_moves_in_slices_without_growing_the_file() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        conn.pragma_update(None, "foreign_keys", false).unwrap();
-        for sql in [V1, V2, V3] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.pragma_update(None, "application_id", APPLICATION_ID)
-            .unwrap();
-        conn.pragma_update(None, "user_version", 3).unwrap();
+        let mut conn = version_3_store();
         let tx = conn.transaction().unwrap();
         // Episodes 1..=2500 except every 500th: vectors of the missing ones (and of 2501..=2600)
         // are orphans, in several slices and at the end.
         for pk in (1..=2500).filter(|pk| pk % 500 != 0) {
-            tx.execute(
-                "INSERT INTO episodes (pk, id, workspace_id, session_id, turn_seq, kind, status,
-                     summary, created_at, token_estimate)
-                 VALUES (?1, 'ep_' || ?1, 'ws', 'ses', 0, 'tool_call', 'ok', 's', 0, 1)",
-                [pk],
-            )
-            .unwrap();
+            insert_episode(&tx, pk);
         }
         let mut expected = Vec::new();
         for (model, pks, windows) in [("a@1", 1..=2600, 2), ("b@2", 1..=1000, 1)] {

@@ -438,6 +438,22 @@ fn record_outputs(store: &Store, ws: &codeoid_core::store::Workspace, n: usize) 
     }
 }
 
+/// Every stored vector of `model` in `ws`: episode id, window, vector.
+fn vectors_of(
+    store: &Store,
+    ws: &codeoid_core::store::Workspace,
+    model: &str,
+) -> Vec<(String, u32, Vec<f32>)> {
+    let mut seen = Vec::new();
+    store
+        .for_each_vector(ws.id(), model, |v| {
+            seen.push((v.episode_id, v.window, v.vector));
+            Ok(())
+        })
+        .unwrap();
+    seen
+}
+
 #[test]
 fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
     let (_dir, store) = temp_store();
@@ -462,27 +478,14 @@ fn vectors_are_stored_per_model_and_missing_ones_are_listed() {
         .collect();
     assert_eq!(left, [missing[1].id.clone(), missing[2].id.clone()]);
     assert_eq!(store.episodes_without_vectors("bge", 10).unwrap().len(), 3);
-    let mut seen = Vec::new();
-    store
-        .for_each_vector(ws.id(), "minilm", |v| {
-            seen.push((v.episode_id, v.window, v.vector));
-            Ok(())
-        })
-        .unwrap();
+    let seen = vectors_of(&store, &ws, "minilm");
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[1].2, vec![0.25, 2.0]);
     // Replacing, and rejecting malformed batches without storing anything.
     store
         .put_vectors("minilm", &[(missing[0].id.clone(), vec![vec![1.0, 1.0]])])
         .unwrap();
-    let mut count = 0;
-    store
-        .for_each_vector(ws.id(), "minilm", |_| {
-            count += 1;
-            Ok(())
-        })
-        .unwrap();
-    assert_eq!(count, 1);
+    assert_eq!(vectors_of(&store, &ws, "minilm").len(), 1);
     for bad in [
         vec![(missing[1].id.clone(), vec![vec![1.0], vec![1.0, 2.0]])],
         vec![(missing[1].id.clone(), vec![vec![f32::NAN]])],
@@ -522,17 +525,7 @@ fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
         .map(|(i, e)| (e.id.clone(), vec![vec![i as f32 + 0.5; 384]; 2]))
         .collect();
     store.put_vectors("minilm", &batch).unwrap();
-    let vectors_of = |store: &Store| {
-        let mut seen = Vec::new();
-        store
-            .for_each_vector(ws.id(), "minilm", |v| {
-                seen.push((v.episode_id, v.window, v.vector));
-                Ok(())
-            })
-            .unwrap();
-        seen
-    };
-    let before = vectors_of(&store);
+    let before = vectors_of(&store, &ws, "minilm");
     assert_eq!(before.len(), 80);
     drop(store);
     // Back to the version 3 layout: the keyed WITHOUT ROWID table.
@@ -552,7 +545,7 @@ fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
     .unwrap();
     drop(conn);
     let store = Store::open(&path).unwrap();
-    assert_eq!(vectors_of(&store), before);
+    assert_eq!(vectors_of(&store, &ws, "minilm"), before);
     // The migration's pages were checkpointed at open, not left for the first write's commit.
     let wal = std::fs::metadata(path.with_extension("db-wal")).map_or(0, |m| m.len());
     assert!(wal < 64 * 1024, "{wal} bytes of WAL after opening");
