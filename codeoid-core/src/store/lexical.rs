@@ -211,7 +211,8 @@ fn scoring_sql(workspace_id: &str, filters: &LexicalFilters) -> (String, Vec<Val
         );
         return (sql, Vec::new());
     }
-    // CROSS JOIN keeps the FTS table the outer loop, filters checked per match. Given the
+    // CROSS JOIN keeps the FTS table the outer loop, filters checked per match. The exclusions
+    // are not among them: `top_hits` checks them on every path. Given the
     // choice, SQLite drives a filtered search from the episodes' indexes and probes FTS5 once
     // per episode by rowid; every probe is a new FTS5 query whose bm25() recounts each term's
     // documents over the whole index (seconds on a thousand episodes).
@@ -231,21 +232,6 @@ fn scoring_sql(workspace_id: &str, filters: &LexicalFilters) -> (String, Vec<Val
             Value::Text(session.clone()),
             &mut sql,
         );
-    }
-    if let Some(session) = &filters.exclude_session_id {
-        add(
-            " AND e.session_id <> ?",
-            Value::Text(session.clone()),
-            &mut sql,
-        );
-    }
-    if let Some((session, from_pk)) = &filters.exclude_live {
-        add(
-            " AND (e.session_id <> ?",
-            Value::Text(session.clone()),
-            &mut sql,
-        );
-        add(" OR e.pk < ?)", Value::Integer(*from_pk), &mut sql);
     }
     if let Some(tool) = &filters.tool_name {
         add(

@@ -140,6 +140,19 @@ fn filters_apply_before_the_cut() {
         ..Default::default()
     };
     assert_eq!(hit_calls(&store, ws.id(), "flaky", &live), ["q"]);
+    // Exclusions hold beside filters that join the episode rows too.
+    let excluded_by_tool = LexicalFilters {
+        tool_name: Some("bash".into()),
+        exclude_session_id: Some(busy.id.clone()),
+        ..Default::default()
+    };
+    assert!(hit_calls(&store, ws.id(), "flaky", &excluded_by_tool).is_empty());
+    let live_by_tool = LexicalFilters {
+        tool_name: Some("bash".into()),
+        exclude_live: Some((busy.id.clone(), i64::MIN)),
+        ..Default::default()
+    };
+    assert!(hit_calls(&store, ws.id(), "flaky", &live_by_tool).is_empty());
     let by_tool = LexicalFilters {
         tool_name: Some("read".into()),
         ..Default::default()
