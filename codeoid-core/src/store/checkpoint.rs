@@ -63,6 +63,8 @@ struct State {
     running: bool,
     /// The writer is checkpointing (the backstop); this thread waits.
     held: bool,
+    /// WAL frames when this thread's last pass began.
+    frames_at_pass: i64,
 }
 
 #[derive(Default)]
@@ -71,8 +73,6 @@ struct Shared {
     wake: Condvar,
     /// Frames in the WAL after the writer's last commit (from its WAL hook).
     wal_frames: AtomicI64,
-    /// `wal_frames` when this thread's last pass began.
-    frames_at_pass: AtomicI64,
 }
 
 impl Shared {
@@ -147,18 +147,19 @@ impl Checkpointer {
                 // Everything is copied and the next transaction restarts the WAL: nothing is
                 // left for the thread.
                 self.shared.wal_frames.store(0, Ordering::Relaxed);
-                self.shared.frames_at_pass.store(0, Ordering::Relaxed);
                 frames = 0;
             }
             let mut state = self.shared.lock();
             state.held = false;
+            if frames == 0 {
+                state.frames_at_pass = 0;
+            }
             drop(state);
             self.shared.wake.notify_all();
         }
-        let at_pass = self.shared.frames_at_pass.load(Ordering::Relaxed);
         let mut state = self.shared.lock();
         state.pending += 1;
-        if written_since_pass(frames, at_pass) >= WAL_EAGER_FRAMES {
+        if written_since_pass(frames, state.frames_at_pass) >= WAL_EAGER_FRAMES {
             state.pending = state.pending.max(BURST);
         }
         if state.pending == 1 || state.pending >= BURST {
@@ -215,10 +216,7 @@ fn run(conn: &Connection, shared: &Shared) {
         }
         state.pending = 0;
         state.running = true;
-        // Under the lock, so a commit never pairs this pass with the previous one's count.
-        shared
-            .frames_at_pass
-            .store(shared.wal_frames.load(Ordering::Relaxed), Ordering::Relaxed);
+        state.frames_at_pass = shared.wal_frames.load(Ordering::Relaxed);
         drop(state);
         // Busy or I/O trouble: the next commit tries again, and SQLite checkpoints on close
         // regardless.
