@@ -5,7 +5,7 @@
 //! of microseconds. A file-backed [`super::Store`] therefore turns automatic checkpoints off on
 //! its writer connection and runs `PRAGMA wal_checkpoint(PASSIVE)` on a thread of its own, with
 //! its own connection, shortly after commits (at most every [`DEBOUNCE`], or sooner after
-//! [`BURST`] commits, or right away once [`WAL_EAGER_FRAMES`] were written since its last pass).
+//! [`BURST`] commits, or right away once [`WAL_EAGER_BYTES`] were written since its last pass).
 //! PASSIVE never blocks writers or readers; a checkpoint that another connection is running is
 //! simply skipped.
 //!
@@ -14,7 +14,7 @@
 //! back-to-back commits (an import, a busy harness) always begin while this thread is still
 //! copying. Measured: 3.4 GB of WAL for a 234 MB database after 8 s of single-turn writes, every
 //! commit extending the file (the kernel zeroing fresh pages cost a fifth of a commit). So the
-//! writer watches the WAL's length (a WAL hook) and, once it passes [`WAL_BACKSTOP_FRAMES`],
+//! writer watches the WAL's length (a WAL hook) and, once it passes [`WAL_BACKSTOP_BYTES`],
 //! checkpoints itself right after its commit, before its next transaction can begin: it waits
 //! for this thread's pass to end (so the two never collide, which under load made SQLite's own
 //! automatic checkpoint fail again and again), copies what is left (little, because the eager
@@ -40,14 +40,17 @@ use rusqlite::{Connection, MAIN_DB};
 use super::connection;
 use crate::error::{Error, Result};
 
-/// WAL frames (pages) past which the writer checkpoints inside its commit: 64 MiB of 4 KiB pages.
-pub(crate) const WAL_BACKSTOP_FRAMES: i64 = 16_384;
+/// WAL size past which the writer checkpoints inside its commit. The WAL hook counts frames
+/// (a page each), so this is divided by the file's page size: 16,384 frames of the 4 KiB pages
+/// codeoid creates, fewer in a file someone converted to bigger pages (`VACUUM`), which a limit
+/// in frames let grow to 1 GiB of WAL at 64 KiB pages.
+pub(crate) const WAL_BACKSTOP_BYTES: i64 = 64 * 1024 * 1024;
 
-/// WAL frames written since the thread's last pass began past which it checkpoints right after
-/// a commit, without waiting for [`DEBOUNCE`] or [`BURST`] (16 MiB): under sustained bulk writes
-/// its passes then follow each other and the writer's backstop finds little left to copy, while
-/// small commits keep the debounce (a pass per commit would cost them their latency).
-const WAL_EAGER_FRAMES: i64 = WAL_BACKSTOP_FRAMES / 4;
+/// WAL written since the thread's last pass began past which it checkpoints right after a
+/// commit, without waiting for [`DEBOUNCE`] or [`BURST`]: under sustained bulk writes its passes
+/// then follow each other and the writer's backstop finds little left to copy, while small
+/// commits keep the debounce (a pass per commit would cost them their latency).
+const WAL_EAGER_BYTES: i64 = WAL_BACKSTOP_BYTES / 4;
 
 /// Longest time a commit waits for its checkpoint.
 const DEBOUNCE: Duration = Duration::from_millis(250);
@@ -96,6 +99,10 @@ impl Shared {
 pub(crate) struct Checkpointer {
     shared: Arc<Shared>,
     handle: Option<JoinHandle<()>>,
+    /// [`WAL_BACKSTOP_BYTES`] in this file's pages.
+    backstop_frames: i64,
+    /// [`WAL_EAGER_BYTES`] in this file's pages.
+    eager_frames: i64,
 }
 
 impl Checkpointer {
@@ -103,6 +110,10 @@ impl Checkpointer {
     pub(crate) fn start(path: &Path, busy_timeout: Duration) -> Result<Checkpointer> {
         // Checkpoints stream WAL frames to the file; they need no cache of their own.
         let conn = connection::open(path, busy_timeout, -256)?;
+        let page_size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(|e| connection::open_error(path, e))?;
+        let (backstop_frames, eager_frames) = frame_limits(page_size);
         let shared = Arc::new(Shared::default());
         let thread_shared = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
@@ -114,6 +125,8 @@ impl Checkpointer {
         Ok(Checkpointer {
             shared,
             handle: Some(handle),
+            backstop_frames,
+            eager_frames,
         })
     }
 
@@ -137,7 +150,7 @@ impl Checkpointer {
     /// on `conn` so that the next transaction restarts the WAL.
     pub(crate) fn after_commit(&self, conn: &Connection) {
         let mut frames = self.shared.wal_frames.load(Ordering::Relaxed);
-        if frames >= WAL_BACKSTOP_FRAMES {
+        if frames >= self.backstop_frames {
             let mut state = self.shared.wait_while(self.shared.lock(), |s| s.running);
             state.held = true;
             drop(state);
@@ -159,13 +172,23 @@ impl Checkpointer {
         }
         let mut state = self.shared.lock();
         state.pending += 1;
-        if written_since_pass(frames, state.frames_at_pass) >= WAL_EAGER_FRAMES {
+        if written_since_pass(frames, state.frames_at_pass) >= self.eager_frames {
             state.pending = state.pending.max(BURST);
         }
         if state.pending == 1 || state.pending >= BURST {
             self.shared.wake.notify_all();
         }
     }
+}
+
+/// [`WAL_BACKSTOP_BYTES`] and [`WAL_EAGER_BYTES`] in frames of `page_size` bytes (a WAL frame
+/// holds one page), at least one each.
+fn frame_limits(page_size: i64) -> (i64, i64) {
+    let page_size = page_size.max(512);
+    (
+        (WAL_BACKSTOP_BYTES / page_size).max(1),
+        (WAL_EAGER_BYTES / page_size).max(1),
+    )
 }
 
 /// WAL frames written since the thread's last pass began, given the WAL's frames now and then.
@@ -232,11 +255,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_limits_are_the_same_bytes_whatever_the_page_size() {
+        assert_eq!(frame_limits(4096), (16_384, 4_096));
+        assert_eq!(frame_limits(16_384), (4_096, 1_024));
+        assert_eq!(frame_limits(65_536), (1_024, 256));
+    }
+
+    #[test]
     fn the_early_wake_counts_what_was_written_since_the_last_pass() {
+        let (_, eager) = frame_limits(4096);
         assert_eq!(written_since_pass(6_000, 1_000), 5_000);
-        assert!(written_since_pass(6_000, 1_000) >= WAL_EAGER_FRAMES);
+        assert!(written_since_pass(6_000, 1_000) >= eager);
         // Small commits past 16 MiB of WAL do not wake a pass each.
-        assert!(written_since_pass(20_000, 19_990) < WAL_EAGER_FRAMES);
+        assert!(written_since_pass(20_000, 19_990) < eager);
         // A restarted WAL counts from its start.
         assert_eq!(written_since_pass(300, 12_000), 300);
     }

@@ -672,8 +672,33 @@ fn checkpoints_happen_in_the_background() {
 
 #[test]
 fn the_wal_stays_bounded_under_back_to_back_commits() {
+    wal_stays_bounded(None);
+}
+
+#[test]
+fn the_wal_bound_is_in_bytes_whatever_the_page_size() {
+    // A store someone converted to 64 KiB pages (`VACUUM`): the WAL hook counts frames, and
+    // 16,384 of these would be 1 GiB.
+    wal_stays_bounded(Some(65_536));
+}
+
+/// Writes about 240 MiB in back-to-back commits and checks the WAL never passed ~64 MiB.
+fn wal_stays_bounded(page_size: Option<i64>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("codeoid.db");
+    if let Some(bytes) = page_size {
+        drop(Store::open(&path).unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode = DELETE; PRAGMA page_size = {bytes}; VACUUM; \
+             PRAGMA journal_mode = WAL;"
+        ))
+        .unwrap();
+        let now: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(now, bytes);
+    }
     let store = Store::open(&path).unwrap();
     let s = session(&store, &workspace("/w"), "s", 0);
     let wal = dir.path().join("codeoid.db-wal");
