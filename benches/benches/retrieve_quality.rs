@@ -53,8 +53,8 @@ use codeoid_core::store::{
     DEFAULT_LEXICAL_BUDGET, EpisodeHeader, MIN_LEXICAL_BUDGET, Store, StoredEpisode,
 };
 
-/// Bumped when the way the store is built changes.
-const STORE_VERSION: &str = "v1";
+/// Bumped when the way the store is built changes (v2: vectors stored as f16).
+const STORE_VERSION: &str = "v2";
 /// Hits asked for; MRR counts 0 beyond.
 const DEPTH: usize = 10;
 /// Longest query kept (characters); a pasted log is cut.

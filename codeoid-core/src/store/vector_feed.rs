@@ -1,11 +1,12 @@
 //! Reads and writes that feed the retrieval layer's in-memory vector index and its background
 //! embedding worker: every stored vector of a workspace with the metadata the index filters on,
 //! the workspace's episodes in insertion order past a cursor (the embedding queue), the texts and
-//! the exact vectors of given episodes, and dropping vectors of models no longer in use.
+//! the stored vectors of given episodes, and dropping vectors of models no longer in use.
 //!
 //! Invariants: every read is scoped to one workspace; episodes are walked by primary key, which
 //! only grows and is never reused (schema V3 keeps a floor above deleted keys), so a cursor
-//! (`after_pk`) never skips an episode that was committed before the read; vectors are decoded exactly as `vectors` stores them (little-endian f32).
+//! (`after_pk`) never skips an episode that was committed before the read; vectors are decoded by
+//! `vectors::decode`, the one reader of the stored format (f16, or f32 in older rows).
 //!
 //! These are crate-internal: primary keys are the compact keys the index uses and never leave
 //! the crate. It deliberately does no embedding, quantization or scoring.
@@ -16,6 +17,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter};
 
 use super::connection::db_error;
+use super::vectors::decode;
 use super::{Store, from_millis, to_millis};
 use crate::error::{Error, ErrorKind, Result};
 use chrono::{DateTime, Utc};
@@ -52,22 +54,6 @@ pub(crate) struct QueuedEpisode {
     /// `true` when vectors of the queried model already exist (another process, or an earlier
     /// run, embedded it): load them instead of embedding again.
     pub has_vectors: bool,
-}
-
-fn decode(bytes: &[u8], dim: i64, out: &mut Vec<f32>) -> bool {
-    let Ok(dim) = usize::try_from(dim) else {
-        return false;
-    };
-    if dim == 0 || bytes.len() != dim * 4 {
-        return false;
-    }
-    out.clear();
-    out.extend(
-        bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-    );
-    true
 }
 
 fn corrupt(episode_pk: i64, window: i64, len: usize, dim: i64) -> Error {
