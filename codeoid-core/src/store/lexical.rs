@@ -200,9 +200,17 @@ fn needs_join(filters: &LexicalFilters) -> bool {
 }
 
 /// The scoring SQL for `filters`: `?1` is the MATCH expression, `?2` the workspace when the
-/// filters need the episode row. Returns the SQL and its bound values after `?1`.
-fn scoring_sql(workspace_id: &str, filters: &LexicalFilters) -> (String, Vec<Value>) {
-    if !needs_join(filters) {
+/// filters need the episode row. With `newest`, only that many matches are scored, newest
+/// first, and every filter, the workspace and the exclusions included, is applied before that
+/// cut: checked afterwards, another workspace's or an excluded session's newer matches could
+/// fill the whole budget and leave none for the caller. Returns the SQL and its bound values
+/// after `?1`.
+fn scoring_sql(
+    workspace_id: &str,
+    filters: &LexicalFilters,
+    newest: Option<usize>,
+) -> (String, Vec<Value>) {
+    if newest.is_none() && !needs_join(filters) {
         // Score FTS rows alone: the workspace and the exclusions are checked when the winners'
         // headers are read, which saves a row lookup per match.
         let sql = format!(
@@ -212,7 +220,7 @@ fn scoring_sql(workspace_id: &str, filters: &LexicalFilters) -> (String, Vec<Val
         return (sql, Vec::new());
     }
     // CROSS JOIN keeps the FTS table the outer loop, filters checked per match. The exclusions
-    // are not among them: `top_hits` checks them on every path. Given the
+    // join them only before a `newest` cut; otherwise `top_hits` checks them. Given the
     // choice, SQLite drives a filtered search from the episodes' indexes and probes FTS5 once
     // per episode by rowid; every probe is a new FTS5 query whose bm25() recounts each term's
     // documents over the whole index (seconds on a thousand episodes).
@@ -266,6 +274,24 @@ fn scoring_sql(workspace_id: &str, filters: &LexicalFilters) -> (String, Vec<Val
             add("?", Value::Text(path.clone()), &mut sql);
         }
         sql.push_str("))");
+    }
+    if let Some(newest) = newest {
+        if let Some(session) = &filters.exclude_session_id {
+            add(
+                " AND e.session_id <> ?",
+                Value::Text(session.clone()),
+                &mut sql,
+            );
+        }
+        if let Some((session, from_pk)) = &filters.exclude_live {
+            add(
+                " AND NOT (e.session_id = ?",
+                Value::Text(session.clone()),
+                &mut sql,
+            );
+            add(" AND e.pk >= ?)", Value::Integer(*from_pk), &mut sql);
+        }
+        sql.push_str(&format!(" ORDER BY episodes_fts.rowid DESC LIMIT {newest}"));
     }
     (sql, values)
 }
@@ -337,15 +363,12 @@ impl Store {
         if terms.is_empty() {
             return Ok(LexicalMatches::default());
         }
-        let (mut sql, values) = scoring_sql(workspace_id, filters);
         self.read(|conn| {
             let context = || format!("cannot search workspace {workspace_id}");
             let Some(plan) = plan(conn, terms, budget).map_err(|e| db_error(&context(), e))? else {
                 return Ok(LexicalMatches::default());
             };
-            if let Some(newest) = plan.newest {
-                sql.push_str(&format!(" ORDER BY episodes_fts.rowid DESC LIMIT {newest}"));
-            }
+            let (sql, values) = scoring_sql(workspace_id, filters, plan.newest);
             let bound = std::iter::once(Value::Text(plan.expression)).chain(values);
             let mut scores: Vec<(i64, f64)> = conn
                 .prepare_cached(&sql)

@@ -470,3 +470,82 @@ fn rotation_events_are_never_hits_nor_take_a_slot() {
     assert_eq!(hits.len(), 2, "{kinds:?}");
     assert!(hits.iter().all(|h| h.header.call_id.is_some()), "{kinds:?}");
 }
+
+/// `n` calls whose outputs all say `word`, in `session_id`.
+fn many_matches(store: &Store, session_id: &str, prefix: &str, n: usize, word: &str) {
+    let ids: Vec<String> = (0..n).map(|i| format!("{prefix}{i}")).collect();
+    let items: Vec<(&str, &str, serde_json::Value, &str)> = ids
+        .iter()
+        .map(|id| (id.as_str(), "Bash", json!({"command": "x"}), word))
+        .collect();
+    calls(store, session_id, &items);
+}
+
+#[test]
+fn over_budget_the_newest_matches_are_taken_from_this_workspace_only() {
+    let (_dir, store) = temp_store();
+    let a = workspace("/repo-a");
+    let b = workspace("/repo-b");
+    let sa = session(&store, &a, "a", 0);
+    let sb = session(&store, &b, "b", 0);
+    calls(
+        &store,
+        &sa.id,
+        &[("old", "Bash", json!({"command": "make"}), "zebra failure")],
+    );
+    // 150 newer matches elsewhere: more than the minimum budget of 100.
+    many_matches(&store, &sb.id, "b", 150, "zebra");
+    let none = LexicalFilters::default();
+    let exact = store
+        .lexical_search_within(a.id(), "zebra", &none, 5, 10_000)
+        .unwrap();
+    assert_eq!(exact.len(), 1);
+    let budgeted = store
+        .lexical_search_within(a.id(), "zebra", &none, 5, 100)
+        .unwrap();
+    assert_eq!(
+        budgeted.len(),
+        1,
+        "workspace A's only match was crowded out"
+    );
+    assert_eq!(budgeted[0].header.call_id.as_deref(), Some("old"));
+}
+
+#[test]
+fn over_budget_the_newest_matches_skip_the_excluded_session_and_live_context() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let prior = session(&store, &ws, "prior", 0);
+    let current = session(&store, &ws, "current", 1);
+    calls(
+        &store,
+        &prior.id,
+        &[("old", "Bash", json!({"command": "make"}), "zebra failure")],
+    );
+    many_matches(&store, &current.id, "c", 150, "zebra");
+    let excluded = LexicalFilters {
+        exclude_session_id: Some(current.id.clone()),
+        ..LexicalFilters::default()
+    };
+    let hits = hit_calls(&store, ws.id(), "zebra", &excluded);
+    assert_eq!(hits.len(), 1, "exact plan: {hits:?}");
+    let budgeted = store
+        .lexical_search_within(ws.id(), "zebra", &excluded, 5, 100)
+        .unwrap();
+    assert_eq!(
+        budgeted.len(),
+        1,
+        "the prior session's match was crowded out"
+    );
+    assert_eq!(budgeted[0].header.call_id.as_deref(), Some("old"));
+    // The live context (here the whole current session) the same way.
+    let live = LexicalFilters {
+        exclude_live: Some((current.id.clone(), i64::MIN)),
+        ..LexicalFilters::default()
+    };
+    let budgeted = store
+        .lexical_search_within(ws.id(), "zebra", &live, 5, 100)
+        .unwrap();
+    assert_eq!(budgeted.len(), 1, "the live context crowded the rest out");
+    assert_eq!(budgeted[0].header.call_id.as_deref(), Some("old"));
+}
