@@ -109,7 +109,12 @@ pub(crate) fn state_after(
     Ok((chunker, exact))
 }
 
-fn has_snapshot(conn: &Connection, session_id: &str, seq: u64) -> Result<bool> {
+/// Whether turn `seq` of `session_id` keeps the chunker state it met (`false` when there is no
+/// such turn).
+///
+/// # Errors
+/// A database error if the read fails.
+pub(crate) fn has_snapshot(conn: &Connection, session_id: &str, seq: u64) -> Result<bool> {
     conn.prepare_cached(
         "SELECT chunker_before IS NOT NULL FROM turns WHERE session_id = ?1 AND seq = ?2",
     )

@@ -34,7 +34,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::connection::db_error;
 use super::record::{Tip, first_intent_of, load_chunker, seq_of, validate_batch};
 use super::sessions::{self, Session};
-use super::snapshot::state_after;
+use super::snapshot::{has_snapshot, state_after};
 use super::{Store, episodes, from_millis, to_millis};
 use crate::canonical::{Chunker, Turn, TurnPosition};
 use crate::error::{Error, ErrorKind, Result};
@@ -152,6 +152,12 @@ fn resume_state(
     diverged: u64,
 ) -> Result<Chunker> {
     let Some(last) = diverged.checked_sub(1) else {
+        // Every turn is replaced: a fresh chunker is exact, but the episodes of a session
+        // recorded before schema 2 carry no origin, so deleting the replaced ones would miss
+        // them and leave them beside their re-derived copies.
+        if session.turn_count > 0 && !has_snapshot(tx, &session.id, 0)? {
+            return Err(recorded_before_v2(session, diverged));
+        }
         return Ok(Chunker::new());
     };
     if diverged == session.turn_count && session.finished_at.is_none() {
@@ -167,12 +173,17 @@ fn resume_state(
         // and stay, so the state they left stays too.
         return load_chunker(tx, &session.id);
     }
-    Err(Error::invalid_input(format!(
+    Err(recorded_before_v2(session, diverged))
+}
+
+/// The refusal to replace turns from `diverged` on in a session recorded before schema 2.
+fn recorded_before_v2(session: &Session, diverged: u64) -> Error {
+    Error::invalid_input(format!(
         "session {:?} was recorded before schema version 2 and keeps no chunker snapshots, so \
          its changed tail (from turn {diverged}) cannot be replaced; import the log into a new \
          session",
         session.id
-    )))
+    ))
 }
 
 /// The latest time of anything left in the session: its start, turns, episodes, rotation.

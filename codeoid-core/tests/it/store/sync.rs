@@ -312,6 +312,16 @@ fn a_tail_without_chunker_snapshots_cannot_be_replaced() {
     let err = store.sync_turns(&s.id, 0, &full, false).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(err.message().contains("before schema version 2"), "{err}");
+    // Its first turn changed too (a newer reader adds meta to it): every turn would be re-derived,
+    // and its episodes, which carry no origin either, would stay beside their new copies.
+    conn.execute("UPDATE episodes SET origin_seq = NULL", [])
+        .unwrap();
+    let episodes = store.session_episodes(&s.id).unwrap().len();
+    let mut changed = full.clone();
+    changed[0].meta.insert("is_meta".into(), json!(false));
+    let err = store.sync_turns(&s.id, 0, &changed, false).unwrap_err();
+    assert!(err.message().contains("from turn 0"), "{err}");
+    assert_eq!(store.session_episodes(&s.id).unwrap().len(), episodes);
     // Appending still works: the session's own state carries on.
     let s2 = session(&store, &workspace("/work/repo"), "other", 1);
     store.sync_turns(&s2.id, 0, &full[..1], false).unwrap();
