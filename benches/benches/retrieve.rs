@@ -39,8 +39,8 @@ use criterion::Criterion;
 /// Set in the child process that measures memory; names the store file.
 const RSS_CHILD: &str = "CODEOID_BENCH_RSS_DB";
 const DIM: usize = 384;
-/// Bumped when the way the stores are built changes.
-const STORE_VERSION: &str = "v1";
+/// Bumped when the way the stores are built changes (v2: vectors stored as f16).
+const STORE_VERSION: &str = "v2";
 
 const QUERIES: [&str; 6] = [
     "failing test in the transcript renderer",
