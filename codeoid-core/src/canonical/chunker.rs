@@ -103,6 +103,11 @@ struct Buffered {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct PendingCall {
     id: String,
+    /// The turn that made the call: with the call id, the episode's anchor, so a call id a
+    /// session uses again later (per-response numbering such as `call_0`) is a new episode.
+    /// Empty in states saved before it was kept; those anchor on the call id alone.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    turn_id: String,
     name: String,
     input: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,6 +224,7 @@ impl Lane {
                     let reasoning = self.text.take().map(|b| b.text).unwrap_or_default();
                     self.pending.push(PendingCall {
                         id: call.id.clone(),
+                        turn_id: pos.turn_id.to_owned(),
                         name: call.name.clone(),
                         input: call.input.clone(),
                         intent: self.intent.clone(),
@@ -330,6 +336,7 @@ impl Lane {
                 // result is still memory: keep it, under an anchor that cannot collide with a call.
                 let orphan = PendingCall {
                     id: result.call_id.clone(),
+                    turn_id: pos.turn_id.to_owned(),
                     name: "unknown".to_owned(),
                     input: Value::Null,
                     intent: self.intent.clone(),
@@ -433,7 +440,7 @@ fn call_episode(
     });
     content.push_str(output);
     Episode {
-        id: episode_id(session_id, &format!("call\0{}", call.id)),
+        id: episode_id(session_id, &call_anchor(call)),
         kind: EpisodeKind::ToolCall,
         tool_name: Some(call.name.clone()),
         call_id: Some(call.id.clone()),
@@ -443,6 +450,16 @@ fn call_episode(
         paths: tool_paths(&call.name, &call.input),
         created_at: at,
         turn_seq: seq,
+    }
+}
+
+/// The anchor of a call's episode: the turn that made it and the call id (a bare call id for
+/// calls pending in a state saved before turn ids were kept).
+fn call_anchor(call: &PendingCall) -> String {
+    if call.turn_id.is_empty() {
+        format!("call\0{}", call.id)
+    } else {
+        format!("call\0{}\0{}", call.turn_id, call.id)
     }
 }
 

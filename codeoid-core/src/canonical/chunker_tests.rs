@@ -134,7 +134,11 @@ fn preamble_becomes_the_reasoning_of_the_first_call_with_exact_layout() {
         "complete when the result arrived"
     );
     assert_eq!(ep.turn_seq, 3);
-    assert_eq!(ep.id, episode_id(SESSION, "call\0c1"));
+    assert_eq!(
+        ep.id,
+        episode_id(SESSION, "call\0t2\0c1"),
+        "anchored on its turn and id"
+    );
     assert!(feed.chunker().pending_call_ids().is_empty());
 }
 
@@ -429,4 +433,42 @@ fn sidechain_turns_do_not_cancel_the_main_conversation() {
     assert_eq!(out.len(), 1, "the subagent's final answer");
     assert_eq!(out[0].kind, EpisodeKind::AssistantTurn);
     assert!(feed.chunker().is_idle());
+}
+
+#[test]
+fn a_call_id_used_again_in_a_later_turn_is_a_new_episode() {
+    // Per-response numbering (`call_0`) or ids synthesized per decoded response repeat.
+    let mut feed = Feed::new();
+    feed.push(Turn::user_text("list files"));
+    feed.push(assistant(vec![call(
+        "call_0",
+        "Bash",
+        json!({"command": "ls"}),
+    )]));
+    let first = feed.push(user(vec![result("call_0", "a.rs", false)]));
+    feed.push(Turn::user_text("now test"));
+    feed.push(assistant(vec![call(
+        "call_0",
+        "Bash",
+        json!({"command": "cargo test"}),
+    )]));
+    let second = feed.push(user(vec![result("call_0", "ok", false)]));
+    assert_eq!((first.len(), second.len()), (1, 1));
+    assert_ne!(first[0].id, second[0].id);
+    assert_eq!(second[0].summary, "Bash(cargo test)");
+}
+
+#[test]
+fn a_call_pending_in_a_state_saved_before_turn_ids_keeps_its_old_anchor() {
+    let mut feed = Feed::new();
+    feed.push(Turn::user_text("list files"));
+    feed.push(assistant(vec![call(
+        "c9",
+        "Bash",
+        json!({"command": "ls"}),
+    )]));
+    assert!(feed.state.contains("\"turn_id\":\"t1\""), "{}", feed.state);
+    feed.state = feed.state.replace(",\"turn_id\":\"t1\"", "");
+    let out = feed.push(user(vec![result("c9", "a.rs", false)]));
+    assert_eq!(out[0].id, episode_id(SESSION, "call\0c9"));
 }

@@ -723,3 +723,32 @@ fn wal_stays_bounded(page_size: Option<i64>) {
     );
     store.integrity_check().unwrap();
 }
+
+#[test]
+fn a_call_id_a_session_uses_again_is_recorded_again() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    let turns = vec![
+        at(Turn::user_text("list files"), "u1", 1),
+        at(call("call_0", "Bash", json!({"command": "ls"})), "a1", 2),
+        at(result("call_0", "a.rs", false), "r1", 3),
+        at(Turn::user_text("now test"), "u2", 4),
+        at(
+            call("call_0", "Bash", json!({"command": "cargo test"})),
+            "a2",
+            5,
+        ),
+        at(result("call_0", "test result: ok", false), "r2", 6),
+    ];
+    let recorded = store.record_turns(&s.id, &turns).unwrap();
+    let ids: Vec<&String> = recorded.iter().flat_map(|r| &r.episode_ids).collect();
+    let calls: Vec<String> = store
+        .session_episodes(&s.id)
+        .unwrap()
+        .into_iter()
+        .filter(|h| h.kind == EpisodeKind::ToolCall)
+        .map(|h| h.summary)
+        .collect();
+    assert_eq!(calls, ["Bash(ls)", "Bash(cargo test)"], "{ids:?}");
+}
