@@ -152,8 +152,16 @@ fn the_first_intent_is_what_the_person_asked() {
         .insert("compaction_summary".into(), json!(true));
     let mut brief = at(Turn::user_text("Subagent: scan the repo"), "b", 2);
     brief.meta.insert("sidechain".into(), json!(true));
-    let asked = at(Turn::user_text("Add a --json flag"), "u", 3);
-    store.record_turns(&s.id, &[summary, brief, asked]).unwrap();
+    let mut context = at(
+        Turn::user_text("<environment_context>cwd: /w</environment_context>"),
+        "e",
+        3,
+    );
+    context.meta.insert("is_meta".into(), json!(true));
+    let asked = at(Turn::user_text("Add a --json flag"), "u", 4);
+    store
+        .record_turns(&s.id, &[summary, brief, context, asked])
+        .unwrap();
     let s = store.session(&s.id).unwrap();
     assert_eq!(s.first_intent.as_deref(), Some("Add a --json flag"));
 }
