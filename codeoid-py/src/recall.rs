@@ -61,7 +61,8 @@ pub struct Hit {
     pub session_id: String,
     /// Sequence number of the turn that completed it.
     pub turn_seq: u64,
-    /// `"tool_call"`, `"user_turn"`, `"assistant_turn"`, `"error"`, `"compaction"` or `"rotation"`.
+    /// `"tool_call"`, `"user_turn"`, `"assistant_turn"`, `"error"`, `"compaction"`,
+    /// `"rotation"`, `"fork"` or `"context"`.
     pub kind: &'static str,
     /// The tool's name, for tool calls.
     pub tool_name: Option<String>,

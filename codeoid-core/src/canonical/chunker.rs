@@ -16,7 +16,9 @@
 //!   `cancelled` episodes, the buffered answer is flushed and an unanswered prompt is stored with
 //!   no answer. Nothing is ever dropped.
 //! - `Part::Error` becomes an `error` episode at once. A user turn with
-//!   `meta.compaction_summary = true` becomes a `compaction` episode and is not a user intent.
+//!   `meta.compaction_summary = true` becomes a `compaction` episode, one with `meta.is_meta =
+//!   true` (text the harness injected: environment details, caveats, hook reminders) a `context`
+//!   episode; neither is a user intent, ends the exchange or cancels its pending calls.
 //! - Thinking is not put in episodes unless [`ChunkerConfig::include_thinking`] is set; it stays in
 //!   the verbatim turns either way.
 //! - Turns with `meta.sidechain = true` (a subagent's conversation interleaved in the main log, as
@@ -260,11 +262,20 @@ impl Lane {
             return;
         }
         let text = prompt.join("\n");
-        let is_compaction = turn.meta.get("compaction_summary") == Some(&Value::Bool(true));
-        if is_compaction {
+        let flagged = |key: &str| turn.meta.get(key) == Some(&Value::Bool(true));
+        // Harness-written text (a compaction summary, injected context) is kept as its own
+        // episode and leaves the exchange as it was.
+        let aside = if flagged("compaction_summary") {
+            Some(("compaction", EpisodeKind::Compaction))
+        } else if flagged("is_meta") {
+            Some(("context", EpisodeKind::Context))
+        } else {
+            None
+        };
+        if let Some((anchor, kind)) = aside {
             out.push(Episode {
-                id: episode_id(pos.session_id, &format!("compaction\0{}", pos.turn_id)),
-                kind: EpisodeKind::Compaction,
+                id: episode_id(pos.session_id, &format!("{anchor}\0{}", pos.turn_id)),
+                kind,
                 tool_name: None,
                 call_id: None,
                 status: EpisodeStatus::Ok,

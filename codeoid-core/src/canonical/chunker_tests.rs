@@ -472,3 +472,41 @@ fn a_call_pending_in_a_state_saved_before_turn_ids_keeps_its_old_anchor() {
     let out = feed.push(user(vec![result("c9", "a.rs", false)]));
     assert_eq!(out[0].id, episode_id(SESSION, "call\0c9"));
 }
+
+#[test]
+fn harness_injected_text_is_a_context_episode_that_leaves_the_exchange_alone() {
+    let mut feed = Feed::new();
+    feed.push(Turn::user_text("fix the build"));
+    feed.push(assistant(vec![
+        call("a", "Edit", json!({"file_path": "lib/x.ex"})),
+        call("b", "Read", json!({"file_path": "lib/y.ex"})),
+    ]));
+    let done = feed.push(user(vec![result("a", "edited", false)]));
+    assert_eq!(done.len(), 1);
+    // A hook's reminder arrives as a user message while `b` is still running.
+    let mut reminder =
+        Turn::user_text("<system-reminder>PostToolUse: [COMPILE ERROR]</system-reminder>");
+    reminder.meta.insert("is_meta".into(), json!(true));
+    let out = feed.push(reminder);
+    assert_eq!(out.len(), 1, "no cancellation, no flushed prompt: {out:?}");
+    assert_eq!(out[0].kind, EpisodeKind::Context);
+    assert_eq!(
+        out[0].content,
+        "<system-reminder>PostToolUse: [COMPILE ERROR]</system-reminder>"
+    );
+    assert_eq!(feed.chunker().pending_call_ids(), ["b"]);
+    // `b` completes normally, and the next call still carries the person's intent.
+    let b = feed.push(user(vec![result("b", "defmodule Y", false)]));
+    assert_eq!(b[0].status, EpisodeStatus::Ok);
+    feed.push(assistant(vec![call(
+        "c",
+        "Bash",
+        json!({"command": "mix compile"}),
+    )]));
+    let c = feed.push(user(vec![result("c", "ok", false)]));
+    assert!(
+        c[0].content.starts_with("# User intent\nfix the build\n\n"),
+        "{}",
+        c[0].content
+    );
+}

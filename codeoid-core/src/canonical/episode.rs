@@ -50,11 +50,15 @@ pub enum EpisodeKind {
     /// The start of a fork: which session and turn this session's copied conversation came
     /// from (written by the fork code).
     Fork,
+    /// Text the harness injected as a user message (`meta.is_meta`: environment details,
+    /// caveats, hook reminders such as a compiler's errors after an edit); kept verbatim, never
+    /// a user intent, and it neither ends an exchange nor cancels its pending calls.
+    Context,
 }
 
 impl EpisodeKind {
     /// Every kind, for exhaustive tests and schema checks.
-    pub const ALL: [EpisodeKind; 7] = [
+    pub const ALL: [EpisodeKind; 8] = [
         EpisodeKind::ToolCall,
         EpisodeKind::UserTurn,
         EpisodeKind::AssistantTurn,
@@ -62,6 +66,7 @@ impl EpisodeKind {
         EpisodeKind::Compaction,
         EpisodeKind::Rotation,
         EpisodeKind::Fork,
+        EpisodeKind::Context,
     ];
 
     /// The stable snake_case name stored in the database and shown to models.
@@ -74,6 +79,7 @@ impl EpisodeKind {
             EpisodeKind::Compaction => "compaction",
             EpisodeKind::Rotation => "rotation",
             EpisodeKind::Fork => "fork",
+            EpisodeKind::Context => "context",
         }
     }
 
@@ -88,7 +94,7 @@ impl EpisodeKind {
             .ok_or_else(|| {
                 Error::invalid_input(format!(
                     "unknown episode kind {name:?}; expected one of tool_call, user_turn, \
-                     assistant_turn, error, compaction, rotation, fork"
+                     assistant_turn, error, compaction, rotation, fork, context"
                 ))
             })
     }
