@@ -53,8 +53,9 @@ use codeoid_core::store::{
     DEFAULT_LEXICAL_BUDGET, EpisodeHeader, MIN_LEXICAL_BUDGET, Store, StoredEpisode,
 };
 
-/// Bumped when the way the store is built changes (v2: vectors stored as f16).
-const STORE_VERSION: &str = "v2";
+/// Bumped when the way the store is built changes (v2: vectors stored as f16; v3: harness-injected
+/// turns are context episodes, tool calls anchored on their turn).
+const STORE_VERSION: &str = "v3";
 /// Hits asked for; MRR counts 0 beyond.
 const DEPTH: usize = 10;
 /// Longest query kept (characters); a pasted log is cut.

@@ -8,8 +8,8 @@
 //! Invariants:
 //! - An episode id is `ep_` + 4 lowercase hex digits of `sha256(session id)` + 16 of
 //!   `sha256(session id, anchor)`, where the anchor names what produced the episode (the turn
-//!   that made a tool call and the call's id, a turn id and part index...). The same turns recorded twice yield the same ids, so
-//!   re-imports cannot duplicate episodes. The 16 digits make an id unique; the session's 4 lead
+//!   that made a tool call and the call's id, a turn id and part index...). The same turns
+//!   recorded twice yield the same ids, so re-imports cannot duplicate episodes. The 16 digits make an id unique; the session's 4 lead
 //!   them so that the episodes a session records sit together in the store's index of ids (a
 //!   batch of fully random ids dirtied a page of that index per episode: about a sixth of
 //!   ingest). Raw-output episodes (`Store::record_raw_output`) are not derived from turns and get

@@ -60,20 +60,22 @@ fn to_bytes(vector: &[f32]) -> Vec<u8> {
 /// written before vectors were stored as f16, told apart by the length. `false` when the length
 /// fits neither (the row is corrupt).
 pub(crate) fn decode(bytes: &[u8], dim: i64, out: &mut Vec<f32>) -> bool {
-    let Ok(dim) = usize::try_from(dim) else {
+    out.clear();
+    let Some(dim) = usize::try_from(dim).ok().filter(|d| *d > 0) else {
         return false;
     };
-    out.clear();
-    if dim == 0 {
+    // A corrupt row's dimension may be anything: compare without multiplying it.
+    if bytes.len() % dim != 0 {
         return false;
     }
-    if bytes.len() == dim * 2 {
+    let width = bytes.len() / dim;
+    if width == 2 {
         out.extend(
             bytes
                 .chunks_exact(2)
                 .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
         );
-    } else if bytes.len() == dim * 4 {
+    } else if width == 4 {
         out.extend(
             bytes
                 .chunks_exact(4)
@@ -322,6 +324,8 @@ mod tests {
         assert!(!decode(&f32_bytes[..6], 8, &mut back));
         assert!(!decode(&[], 0, &mut back));
         assert!(!decode(&f32_bytes, -8, &mut back));
+        assert!(!decode(&f32_bytes, i64::MAX, &mut back));
+        assert!(!decode(&f32_bytes, 32, &mut back), "one byte per value is no format");
     }
 
     #[test]
