@@ -325,7 +325,10 @@ mod tests {
         assert!(!decode(&[], 0, &mut back));
         assert!(!decode(&f32_bytes, -8, &mut back));
         assert!(!decode(&f32_bytes, i64::MAX, &mut back));
-        assert!(!decode(&f32_bytes, 32, &mut back), "one byte per value is no format");
+        assert!(
+            !decode(&f32_bytes, 32, &mut back),
+            "one byte per value is no format"
+        );
     }
 
     #[test]
