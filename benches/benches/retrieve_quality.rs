@@ -16,7 +16,8 @@
 //!   file. Asked as of that call, seeing only the episodes before it.
 //! - `error`: a failed tool result, or any Bash result (a command's output can report errors
 //!   while the command succeeds, as `mix test | head` does). Query: its first line that says
-//!   "error" in three words or more (the message, not the exit code). Relevant: every tool-call or error episode whose content holds that line.
+//!   "error" in three words or more (the message, not the exit code). Relevant: every tool-call,
+//!   error or context (a hook's report) episode whose content holds that line.
 //!   Asked as of the end of the recorded history. Lines found in more than five episodes (a
 //!   harness's stock refusal) are not specific enough to name an episode and are skipped.
 //!
@@ -262,7 +263,12 @@ fn derive(store: &Store, sessions: &[ImportedSession], ids: &[String]) -> Vec<Qu
                     let relevant: HashSet<String> = episodes
                         .iter()
                         .filter(|e| {
-                            matches!(e.header.kind, EpisodeKind::ToolCall | EpisodeKind::Error)
+                            // A hook's report of the error (a `context` episode) is where it
+                            // was reported too.
+                            matches!(
+                                e.header.kind,
+                                EpisodeKind::ToolCall | EpisodeKind::Error | EpisodeKind::Context
+                            )
                         })
                         .filter(|e| e.content.contains(&line))
                         .map(|e| e.header.id.clone())
