@@ -229,26 +229,7 @@ const V4_SLICE: i64 = 256;
 /// Version 4's copy from `vectors_v3` to `vectors`, in key order, one slice at a time: each
 /// slice is copied, then deleted from the old table, whose pages the next slice reuses.
 fn move_vectors(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    loop {
-        let last: Option<(String, i64, i64)> = tx
-            .query_row(
-                "SELECT model, episode_pk, window_index FROM vectors_v3
-                 ORDER BY model, episode_pk, window_index LIMIT 1 OFFSET ?1",
-                [V4_SLICE - 1],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
-        let Some((model, episode, window)) = last else {
-            // The rest fits in one slice.
-            tx.execute_batch(
-                "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
-                     SELECT v.model, v.episode_pk, v.window_index, v.dim, v.data
-                     FROM vectors_v3 v JOIN episodes e ON e.pk = v.episode_pk
-                     ORDER BY v.model, v.episode_pk, v.window_index;
-                 DELETE FROM vectors_v3;",
-            )?;
-            return Ok(());
-        };
+    while let Some((model, episode, window)) = slice_end(tx)? {
         let slice = params![model, episode, window];
         tx.execute(
             "INSERT INTO vectors (model, episode_pk, window_index, dim, data)
@@ -263,6 +244,31 @@ fn move_vectors(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             slice,
         )?;
     }
+    Ok(())
+}
+
+/// The key of the last vector of the next slice of `vectors_v3`: the [`V4_SLICE`]th in key
+/// order, or the last one when fewer are left; `None` when the table is empty.
+fn slice_end(tx: &Transaction<'_>) -> rusqlite::Result<Option<(String, i64, i64)>> {
+    let key = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?, r.get(2)?));
+    let full = tx
+        .query_row(
+            "SELECT model, episode_pk, window_index FROM vectors_v3
+             ORDER BY model, episode_pk, window_index LIMIT 1 OFFSET ?1",
+            [V4_SLICE - 1],
+            key,
+        )
+        .optional()?;
+    if full.is_some() {
+        return Ok(full);
+    }
+    tx.query_row(
+        "SELECT model, episode_pk, window_index FROM vectors_v3
+         ORDER BY model DESC, episode_pk DESC, window_index DESC LIMIT 1",
+        [],
+        key,
+    )
+    .optional()
 }
 
 /// What [`inspect`] found in a file.
