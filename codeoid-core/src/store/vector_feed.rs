@@ -17,9 +17,9 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter};
 
 use super::connection::db_error;
-use super::vectors::decode;
+use super::vectors::{decode, undecodable};
 use super::{Store, from_millis, to_millis};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use chrono::{DateTime, Utc};
 
 /// Parameters bound per `IN (...)` list: far below SQLite's 32,766 limit.
@@ -54,16 +54,6 @@ pub(crate) struct QueuedEpisode {
     /// `true` when vectors of the queried model already exist (another process, or an earlier
     /// run, embedded it): load them instead of embedding again.
     pub has_vectors: bool,
-}
-
-fn corrupt(episode_pk: i64, window: i64, len: usize, dim: i64) -> Error {
-    Error::new(
-        ErrorKind::Corrupt,
-        format!(
-            "vector {window} of episode #{episode_pk} has {len} bytes for dimension {dim}; \
-             delete the store's vectors to re-embed"
-        ),
-    )
 }
 
 fn limit(n: usize) -> i64 {
@@ -122,7 +112,7 @@ impl Store {
                     .and_then(|v| v.as_blob().map_err(rusqlite::Error::from))
                     .map_err(|e| db_error(&context, e))?;
                 if !decode(data, dim, &mut vector) {
-                    return Err(corrupt(pk, window, data.len(), dim));
+                    return Err(undecodable(&format!("#{pk}"), window, data.len(), dim));
                 }
                 if let Some(meta) = &meta {
                     f(meta, u32::try_from(window).unwrap_or(u32::MAX), &vector)?;
@@ -278,7 +268,7 @@ impl Store {
                         .map_err(|e| db_error(&context, e))?;
                     let mut vector = Vec::new();
                     if !decode(data, dim, &mut vector) {
-                        return Err(corrupt(pk, window, data.len(), dim));
+                        return Err(undecodable(&format!("#{pk}"), window, data.len(), dim));
                     }
                     out.entry(id).or_default().push(vector);
                 }

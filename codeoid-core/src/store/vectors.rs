@@ -87,6 +87,18 @@ pub(crate) fn decode(bytes: &[u8], dim: i64, out: &mut Vec<f32>) -> bool {
     true
 }
 
+/// The error for a stored vector [`decode`] refused: window `window` of `episode` (as the
+/// reader names it) holds `len` bytes for dimension `dim`.
+pub(crate) fn undecodable(episode: &str, window: i64, len: usize, dim: i64) -> Error {
+    Error::new(
+        ErrorKind::Corrupt,
+        format!(
+            "vector {window} of episode {episode} has {len} bytes for dimension {dim}; delete \
+             the store's vectors to re-embed"
+        ),
+    )
+}
+
 impl Store {
     /// Stores, in one transaction, the window vectors of each `(episode id, windows)` in `batch`
     /// for `model`, replacing earlier vectors of those episodes for that model.
@@ -207,14 +219,7 @@ impl Store {
                 let (episode_id, window, dim, data) = read().map_err(|e| db_error(&context, e))?;
                 let mut vector = Vec::new();
                 if !decode(&data, dim, &mut vector) {
-                    return Err(Error::new(
-                        ErrorKind::Corrupt,
-                        format!(
-                            "vector {window} of episode {episode_id} has {} bytes for dimension \
-                             {dim}; delete the store's vectors to re-embed",
-                            data.len()
-                        ),
-                    ));
+                    return Err(undecodable(&episode_id, window, data.len(), dim));
                 }
                 f(StoredVector {
                     episode_id,
