@@ -169,7 +169,7 @@ impl Chunker {
         config: &ChunkerConfig,
     ) -> Vec<Episode> {
         let mut out = Vec::new();
-        let is_sidechain = turn.meta.get("sidechain") == Some(&Value::Bool(true));
+        let is_sidechain = turn.meta_flag("sidechain");
         let (lane, other) = if is_sidechain {
             (&mut self.sidechain, &mut self.main)
         } else {
@@ -262,12 +262,11 @@ impl Lane {
             return;
         }
         let text = prompt.join("\n");
-        let flagged = |key: &str| turn.meta.get(key) == Some(&Value::Bool(true));
         // Harness-written text (a compaction summary, injected context) is kept as its own
         // episode and leaves the exchange as it was.
-        let aside = if flagged("compaction_summary") {
+        let aside = if turn.meta_flag("compaction_summary") {
             Some(("compaction", EpisodeKind::Compaction))
-        } else if flagged("is_meta") {
+        } else if turn.meta_flag("is_meta") {
             Some(("context", EpisodeKind::Context))
         } else {
             None

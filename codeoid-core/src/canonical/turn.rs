@@ -346,6 +346,23 @@ impl Turn {
             })
     }
 
+    /// `true` when `meta[key]` is the boolean `true` (the well-known flags are listed in
+    /// `docs/architecture.md`).
+    pub fn meta_flag(&self, key: &str) -> bool {
+        self.meta.get(key) == Some(&Value::Bool(true))
+    }
+
+    /// `true` when this is a prompt the person typed: a user prompt ([`Turn::is_user_prompt`])
+    /// that is not a harness-written summary (`compaction_summary`), a subagent's brief
+    /// (`sidechain`) or text the harness injected (`is_meta`). What a session's first intent and
+    /// a rotation's task anchor are taken from.
+    pub fn is_person_prompt(&self) -> bool {
+        self.is_user_prompt()
+            && !self.meta_flag("compaction_summary")
+            && !self.meta_flag("sidechain")
+            && !self.meta_flag("is_meta")
+    }
+
     /// Checks the invariants the store and translators rely on.
     ///
     /// # Errors

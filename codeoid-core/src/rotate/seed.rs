@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::canonical::{Role, Turn};
+use crate::canonical::Turn;
 use crate::error::{Error, Result};
 
 /// The most characters of the last user message that a seed carries.
@@ -47,16 +47,12 @@ pub struct Anchor {
 impl Anchor {
     /// The most recent user prompt in `turns` (oldest first), or `None` when there is none.
     ///
-    /// Skipped: assistant turns, user turns holding only tool results (or blank text), turns
-    /// whose `meta` marks them as a `compaction_summary` or a `sidechain` (subagent), and user
-    /// turns that are nothing but a seed block.
+    /// Skipped: everything but a prompt the person typed ([`Turn::is_person_prompt`]: assistant
+    /// turns, user turns holding only tool results or blank text, compaction summaries, subagent
+    /// briefs, text the harness injected), and user turns that are nothing but a seed block.
     pub fn from_turns(turns: &[Turn]) -> Option<Anchor> {
         turns.iter().rev().find_map(|turn| {
-            if turn.role != Role::User
-                || !turn.is_user_prompt()
-                || meta_flag(turn, "compaction_summary")
-                || meta_flag(turn, "sidechain")
-            {
+            if !turn.is_person_prompt() {
                 return None;
             }
             let full = turn.text();
@@ -191,10 +187,6 @@ impl SeedBlock {
     }
 }
 
-fn meta_flag(turn: &Turn, key: &str) -> bool {
-    turn.meta.get(key).and_then(serde_json::Value::as_bool) == Some(true)
-}
-
 /// `text` without a leading seed block (and the whitespace after it).
 fn strip_seed(text: &str) -> &str {
     let trimmed = text.trim_start();
@@ -227,7 +219,7 @@ fn one_line(name: &str, fallback: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canonical::{Part, ToolResult, ToolResultPart};
+    use crate::canonical::{Part, Role, ToolResult, ToolResultPart};
     use serde_json::json;
 
     /// The seed of DESIGN §5, character for character: harnesses and models read it.
@@ -277,6 +269,9 @@ Fix the flaky test in store/mod.rs
             .insert("compaction_summary".into(), json!(true));
         let mut sidechain = Turn::user_text("subagent task prompt");
         sidechain.meta.insert("sidechain".into(), json!(true));
+        let mut reminder =
+            Turn::user_text("<system-reminder>PostToolUse hook: error</system-reminder>");
+        reminder.meta.insert("is_meta".into(), json!(true));
         let tool_result = Turn::new(
             Role::User,
             vec![Part::ToolResult(ToolResult {
@@ -295,6 +290,7 @@ Fix the flaky test in store/mod.rs
             tool_result,
             summary,
             sidechain,
+            reminder,
             Turn::user_text("   "),
             Turn::assistant_text("final answer"),
         ];

@@ -17,7 +17,6 @@
 
 use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Transaction, params};
-use serde_json::Value;
 
 use super::connection::db_error;
 use super::sessions::{self, Session};
@@ -220,16 +219,10 @@ impl Tip {
     }
 }
 
-/// The first intent `turn` provides: something the person typed, not a harness summary, not a
-/// subagent's brief, not text the harness injected (`is_meta`: Codex's environment context,
-/// Claude Code's caveats and hook reminders).
+/// The first intent `turn` provides: a prompt the person typed ([`Turn::is_person_prompt`]).
 pub(crate) fn first_intent_of(turn: &Turn) -> Option<String> {
-    let flagged = |key: &str| turn.meta.get(key) == Some(&Value::Bool(true));
-    (turn.is_user_prompt()
-        && !flagged("compaction_summary")
-        && !flagged("sidechain")
-        && !flagged("is_meta"))
-    .then(|| truncate_chars(&turn.text(), FIRST_INTENT_MAX_CHARS))
+    turn.is_person_prompt()
+        .then(|| truncate_chars(&turn.text(), FIRST_INTENT_MAX_CHARS))
 }
 
 /// Persists `episodes` of `session`, emitted by chunker event `origin`; appends the ids actually
