@@ -63,7 +63,7 @@ pub struct Session {
     pub last_rotation_at: Option<DateTime<Utc>>,
     /// The provider-side context currently backing it.
     pub backing_context_id: Option<String>,
-    /// When it was finished, if it was.
+    /// When it was finished, if no turn has followed the finish.
     pub finished_at: Option<DateTime<Utc>>,
     /// Its first user prompt (one line), if any.
     pub first_intent: Option<String>,

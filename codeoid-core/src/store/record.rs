@@ -198,11 +198,14 @@ impl Tip {
         Ok(ids)
     }
 
-    /// Writes the tip back to the session row.
+    /// Writes the tip back to the session row. When the turn count changed, the session was
+    /// resumed (or its tail rewritten) and is no longer finished: `finished_at` is cleared, so
+    /// it stays set only while no turn follows the finish. A caller that finishes sets it after.
     pub(crate) fn save(&self, tx: &Transaction<'_>, session_id: &str) -> Result<()> {
         tx.prepare_cached(
             "UPDATE sessions SET turn_count = ?2, chunker_state = ?3,
-                 last_activity_at = ?4, first_intent = ?5
+                 last_activity_at = ?4, first_intent = ?5,
+                 finished_at = CASE WHEN turn_count = ?2 THEN finished_at END
              WHERE id = ?1",
         )
         .and_then(|mut stmt| {
@@ -319,7 +322,8 @@ impl Store {
     /// Closes session `session_id`: tool calls still waiting for a result become `cancelled`
     /// episodes and buffered assistant text (a final answer) is stored, so the last call and the
     /// last answer of a session are never lost. Recording more turns afterwards is allowed (a
-    /// resumed session). Returns the ids of the episodes this wrote.
+    /// resumed session): the finish's episodes stay and `finished_at` is cleared. Returns the ids
+    /// of the episodes this wrote.
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] when there is no such session.

@@ -126,7 +126,8 @@ pub struct Session {
     pub last_rotation_at: Option<DateTime<Utc>>,
     /// The provider-side context id currently backing it.
     pub backing_context_id: Option<String>,
-    /// When [`Store::finish_session`] last closed it.
+    /// When it was closed ([`Store::finish_session`], or an import's finish), while no turn has
+    /// followed; `None` again once more turns are recorded (a resumed session).
     pub finished_at: Option<DateTime<Utc>>,
     /// The first prompt the person typed (compaction summaries excluded).
     pub first_intent: Option<String>,

@@ -237,6 +237,67 @@ fn finishing_keeps_the_last_call_and_the_final_answer() {
 }
 
 #[test]
+fn a_resumed_session_is_no_longer_finished_and_snapshots_only_the_turn_after_the_finish() {
+    let (dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    store
+        .record_turns(
+            &s.id,
+            &[
+                at(Turn::user_text("build"), "u", 1),
+                at(call("a", "Bash", json!({"command": "make"})), "c1", 2),
+            ],
+        )
+        .unwrap();
+    let cancelled = store.finish_session(&s.id).unwrap();
+    assert_eq!(cancelled.len(), 1);
+    assert!(store.session(&s.id).unwrap().finished_at.is_some());
+
+    // Resumed one turn at a time, as a harness records.
+    for (i, turn) in [
+        at(Turn::user_text("again"), "u2", 3),
+        at(call("b", "Bash", json!({"command": "make"})), "c2", 4),
+        at(result("b", "built", false), "r2", 5),
+    ]
+    .iter()
+    .enumerate()
+    {
+        store.record_turn(&s.id, turn).unwrap();
+        assert!(
+            store.session(&s.id).unwrap().finished_at.is_none(),
+            "after resumed turn {i}"
+        );
+    }
+    // The turn after the finish keeps the state the finish left; later ones need none.
+    let conn = rusqlite::Connection::open(dir.path().join("codeoid.db")).unwrap();
+    let snapshots: Vec<(i64, bool)> = conn
+        .prepare(
+            "SELECT seq, chunker_before IS NOT NULL FROM turns WHERE session_id = ?1 ORDER BY seq",
+        )
+        .unwrap()
+        .query_map([&s.id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        snapshots,
+        [(0, true), (1, false), (2, true), (3, false), (4, false)]
+    );
+    // The finish's cancellation stays; the resumed call is its own episode.
+    let statuses: Vec<_> = store
+        .session_episodes(&s.id)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.status)
+        .collect();
+    assert_eq!(statuses, [EpisodeStatus::Cancelled, EpisodeStatus::Ok]);
+    // Finishing again closes it again.
+    store.finish_session(&s.id).unwrap();
+    assert!(store.session(&s.id).unwrap().finished_at.is_some());
+}
+
+#[test]
 fn oversize_content_is_capped_and_kept_whole_in_a_blob() {
     let mut options = StoreOptions::default();
     options.max_episode_bytes = 8 * 1024;
