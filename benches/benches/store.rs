@@ -2,6 +2,8 @@
 //!
 //! - `store/ingest_batched`: `record_turns` of 200 exchanges (prompt, two tool calls with their
 //!   results, an answer) per call; throughput in episodes/s. Target: >= 20,000 episodes/s.
+//! - `store/ingest_batched_capped_{256,1024,4096}`: the same with every tool output and prompt cut
+//!   to at most that many bytes, for how throughput depends on episode size (no target).
 //! - `store/record_turn_single`: one `record_turn` per call into a growing session; besides
 //!   criterion's mean, every call's latency is recorded and p50/p99/max are printed.
 //!   Target: p99 < 1 ms.
@@ -245,7 +247,31 @@ fn episodes_of(outcomes: &[codeoid_core::store::Recorded]) -> usize {
     outcomes.iter().map(|r| r.episode_ids.len()).sum()
 }
 
-fn ingest(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn capped(text: &str, max: usize) -> String {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// Batched ingest of the corpus with every tool output and prompt cut to at most `max` bytes:
+/// how throughput depends on episode size (the real logs average ~3 KB per episode).
+fn ingest_capped(c: &mut Criterion, calls: &[RealCall], prompts: &[String], max: usize) {
+    let calls: Vec<RealCall> = calls
+        .iter()
+        .map(|call| RealCall {
+            name: call.name.clone(),
+            input: call.input.clone(),
+            output: capped(&call.output, max),
+        })
+        .collect();
+    let prompts: Vec<String> = prompts.iter().map(|p| capped(p, max)).collect();
+    ingest(c, &format!("ingest_batched_capped_{max}"), &calls, &prompts);
+}
+
+fn ingest(c: &mut Criterion, name: &str, calls: &[RealCall], prompts: &[String]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Store::open(dir.path().join("ingest.db")).expect("store opens");
     let ws = workspace();
@@ -256,7 +282,7 @@ fn ingest(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
     group.throughput(Throughput::Elements(expected as u64));
     group.sample_size(20);
     let tally = RefCell::new(Tally::default());
-    group.bench_function("ingest_batched", |b| {
+    group.bench_function(name, |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
@@ -283,9 +309,12 @@ fn ingest(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
         });
     });
     group.finish();
-    tally
-        .into_inner()
-        .report("store/ingest_batched", "episodes");
+    let name = format!("store/{name}");
+    let tally = tally.into_inner();
+    tally.report(&name, "episodes");
+    if tally.items == 0 {
+        return; // filtered out
+    }
     // The size of what was ingested, so the rate can be read as bytes too.
     let s = store
         .create_session(&ws, NewSession::default())
@@ -303,7 +332,7 @@ fn ingest(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
         })
         .sum();
     println!(
-        "store/ingest_batched: {} episodes per batch, {} bytes of content each on average",
+        "{name}: {} episodes per batch, {} bytes of content each on average",
         headers.len(),
         bytes / headers.len().max(1)
     );
@@ -555,7 +584,10 @@ fn at_100k(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
 
 fn benches(c: &mut Criterion) {
     let (calls, prompts) = corpus();
-    ingest(c, &calls, &prompts);
+    ingest(c, "ingest_batched", &calls, &prompts);
+    for max in [256, 1024, 4096] {
+        ingest_capped(c, &calls, &prompts, max);
+    }
     single(c, &calls, &prompts);
     at_100k(c, &calls, &prompts);
 }
