@@ -258,6 +258,8 @@ fn inline_sidechains_of_older_versions_become_linked_subagent_sessions() {
     assert_eq!(main.len(), 1);
     assert_eq!(subs.len(), 5);
     let main = main[0];
+    // Its one summary line names a leaf in another file: it titles another session.
+    assert_eq!(main.title, None);
     let task_calls: Vec<&str> = main
         .turns
         .iter()

@@ -374,12 +374,13 @@ impl FileReader<'_> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // A summary whose leaf is not in this file describes another session (1.x wrote the
+        // titles of other sessions at the top of a new file): no title beats a wrong one.
         let title = custom_title.or_else(|| {
             summaries
                 .iter()
                 .rev()
                 .find(|(leaf, _)| leaf.as_ref().is_some_and(|l| main.uuids.contains(l)))
-                .or(summaries.last())
                 .map(|(_, text)| text.clone())
         });
         let parent_id = main
