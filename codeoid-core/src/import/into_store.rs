@@ -7,9 +7,10 @@
 //!   memory). Otherwise the log's recorded `cwd`: resolved through git when it exists here, so
 //!   all worktrees of a repository share memory; when it does not (a log from another machine)
 //!   the recorded path itself is the identity (see [`Workspace::resolve_for_tenant`]), stable
-//!   across machines and re-imports and keeping projects apart. A subagent without a cwd joins
-//!   its parent's workspace; other sessions without one use [`ImportOptions::fallback_dir`], or
-//!   are skipped and reported when there is none.
+//!   across machines and re-imports and keeping projects apart. A subagent whose parent was read
+//!   in the same import joins the parent's workspace whatever directory its own log starts in;
+//!   sessions without a cwd use [`ImportOptions::fallback_dir`], or are skipped and reported
+//!   when there is none.
 //! - **Session.** Created with the log's id, title, provider, model and start time (idempotent);
 //!   subagents get lineage kind `Subagent` with the parent and, when the log links them, the
 //!   parent's turn holding the call that started them. Title, provider and model follow the log
@@ -226,12 +227,15 @@ impl Importer<'_> {
         if let Some(dir) = &self.options.workspace_dir {
             return self.resolve(dir).map(Some);
         }
-        if let Some(cwd) = &session.cwd {
-            return self.resolve(cwd).map(Some);
-        }
+        // A subagent works on its parent's project: the directory its log starts in is only
+        // where the shell stood when it began (often a subfolder), which outside git would make
+        // a workspace of its own and hide its work from the parent's memory.
         let parent = session.parent_session_id.as_ref();
         if let Some(parent) = parent.and_then(|p| self.parents.get(p)) {
             return Ok(Some(parent.workspace.clone()));
+        }
+        if let Some(cwd) = &session.cwd {
+            return self.resolve(cwd).map(Some);
         }
         match &self.options.fallback_dir {
             Some(dir) => self.resolve(dir).map(Some),

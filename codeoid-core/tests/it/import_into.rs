@@ -70,7 +70,12 @@ fn the_spotter_folder_imports_into_a_real_store() {
         let stored = store.session(&session.session_id).unwrap();
         assert_eq!(stored.turn_count, session.turns.len() as u64);
         assert!(stored.finished_at.is_some());
-        let cwd = session.cwd.as_ref().unwrap();
+        // A subagent works in its parent's workspace, wherever its own log starts.
+        let parent = read
+            .sessions
+            .iter()
+            .find(|p| Some(&p.session_id) == session.parent_session_id.as_ref());
+        let cwd = parent.unwrap_or(session).cwd.as_ref().unwrap();
         // The recorded directory is not on this machine: it is its own, stable identity.
         assert!(!cwd.exists());
         assert_eq!(
@@ -396,6 +401,41 @@ fn the_codex_gemini_and_swe_agent_fixtures_import_into_the_store() {
         );
         assert_same(&dump(&db, &Scope::All), &before, folder);
     }
+}
+
+#[test]
+fn subagents_share_their_parents_workspace_whatever_directory_they_started_in() {
+    // Three of this log's five inline subagents start in subfolders of the project (todo-app,
+    // todo-app/types), which is not a repository here.
+    let log = evaldata()
+        .join("claude-code-sessions/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl");
+    let read = import::read_path(&log).unwrap();
+    let main = read
+        .sessions
+        .iter()
+        .find(|s| s.kind == SessionKind::Main)
+        .unwrap();
+    let started_elsewhere = read
+        .sessions
+        .iter()
+        .filter(|s| s.kind == SessionKind::Subagent && s.cwd != main.cwd)
+        .count();
+    assert!(started_elsewhere >= 3, "{started_elsewhere}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let summary = import(&store, &log, &ImportOptions::default());
+    assert_eq!((summary.sessions_new, summary.sessions_skipped), (6, 0));
+    let parent = store.session(&main.session_id).unwrap();
+    for session in &read.sessions {
+        let stored = store.session(&session.session_id).unwrap();
+        assert_eq!(
+            stored.workspace_id, parent.workspace_id,
+            "{}",
+            session.session_id
+        );
+    }
+    assert_eq!(store.workspaces().unwrap().len(), 1);
 }
 
 /// A one-prompt Claude Code log whose working directory is `cwd`.
