@@ -438,6 +438,148 @@ fn subagents_share_their_parents_workspace_whatever_directory_they_started_in() 
     assert_eq!(store.workspaces().unwrap().len(), 1);
 }
 
+#[test]
+fn prompts_typed_while_the_agent_works_and_hook_context_are_kept() {
+    // Claude Code 2.1 writes what was typed during a tool run, and a hook's added context, as
+    // `attachment` lines, never as `user` lines.
+    let line = |t: &str, uuid: &str, second: u32, body: Value| {
+        let mut line = serde_json::json!({
+            "type": t, "uuid": uuid, "sessionId": "s-att", "cwd": "/elsewhere/att",
+            "timestamp": format!("2026-01-05T10:00:{second:02}Z"),
+        });
+        line.as_object_mut()
+            .unwrap()
+            .extend(body.as_object().unwrap().clone());
+        line.to_string()
+    };
+    let call = |id: &str, name: &str, input: Value| {
+        serde_json::json!({"message": {"id": format!("msg_{id}"), "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]}})
+    };
+    let result = |id: &str, text: &str| {
+        serde_json::json!({"message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}})
+    };
+    let attachment = |body: Value| serde_json::json!({ "attachment": body });
+    let log = [
+        line(
+            "user",
+            "u1",
+            1,
+            serde_json::json!({"message": {"role": "user", "content": "refactor the parser"}}),
+        ),
+        line(
+            "assistant",
+            "a1",
+            2,
+            call("t1", "Bash", serde_json::json!({"command": "ls"})),
+        ),
+        line("user", "r1", 3, result("t1", "parser.rs")),
+        line(
+            "attachment",
+            "q1",
+            4,
+            attachment(
+                serde_json::json!({"type": "queued_command", "commandMode": "prompt",
+                "origin": {"kind": "human"}, "prompt": "also convert the prices to euros"}),
+            ),
+        ),
+        line(
+            "attachment",
+            "h1",
+            5,
+            attachment(serde_json::json!({"type": "hook_success", "hookEvent": "PostToolUse"})),
+        ),
+        line(
+            "attachment",
+            "p1",
+            6,
+            attachment(
+                serde_json::json!({"type": "queued_command", "commandMode": "prompt",
+                "origin": {"kind": "peer"}, "prompt": "message from another session"}),
+            ),
+        ),
+        line(
+            "assistant",
+            "a2",
+            7,
+            call("t2", "Edit", serde_json::json!({"file_path": "prices.rs"})),
+        ),
+        line("user", "r2", 8, result("t2", "edited")),
+        line(
+            "attachment",
+            "c1",
+            9,
+            attachment(serde_json::json!({"type": "hook_additional_context",
+                "hookEvent": "PostToolUse", "toolUseID": "t2",
+                "content": ["error[E0308]: mismatched types", "  --> prices.rs:3:9"]})),
+        ),
+        line(
+            "assistant",
+            "a3",
+            10,
+            serde_json::json!({"message": {"id": "msg_end", "role": "assistant",
+                "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "Done."}]}}),
+        ),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s-att.jsonl");
+    std::fs::write(&path, log).unwrap();
+
+    let read = import::read_path(&path).unwrap();
+    assert_eq!(read.report.non_message_types.get("attachment"), Some(&1));
+    let turns = &read.sessions[0].turns;
+    let find = |id: &str| turns.iter().find(|t| t.id.as_deref() == Some(id)).unwrap();
+    let queued = find("q1");
+    assert_eq!(queued.text(), "also convert the prices to euros");
+    assert!(queued.is_person_prompt());
+    assert_eq!(queued.meta["attachment"], "queued_command");
+    assert!(find("p1").meta_flag("is_meta"), "not typed by the person");
+    let hook = find("c1");
+    assert!(hook.meta_flag("is_meta"));
+    assert_eq!(
+        hook.text(),
+        "error[E0308]: mismatched types\n  --> prices.rs:3:9"
+    );
+
+    let store_dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(store_dir.path());
+    import(&store, &path, &finishing());
+    let episodes: Vec<_> = store
+        .session_episodes("s-att")
+        .unwrap()
+        .into_iter()
+        .map(|h| {
+            let content = store.episode(&h.workspace_id, &h.id).unwrap().content;
+            (h.kind, h.tool_name, content)
+        })
+        .collect();
+    let edit = episodes
+        .iter()
+        .find(|(_, tool, _)| tool.as_deref() == Some("Edit"))
+        .unwrap();
+    assert!(
+        edit.2
+            .contains("# User intent\nalso convert the prices to euros"),
+        "{}",
+        edit.2
+    );
+    let context: Vec<&str> = episodes
+        .iter()
+        .filter(|(kind, _, _)| *kind == EpisodeKind::Context)
+        .map(|(_, _, content)| content.as_str())
+        .collect();
+    assert_eq!(
+        context,
+        [
+            "message from another session",
+            "error[E0308]: mismatched types\n  --> prices.rs:3:9"
+        ]
+    );
+}
+
 /// A one-prompt Claude Code log whose working directory is `cwd`.
 fn tiny_log(session_id: &str, cwd: &str, prompt_uuid: &str) -> String {
     let line = |t: &str, uuid: &str, message: Value| {

@@ -2,10 +2,12 @@
 //! agent-*.jsonl`, and the older flat `agent-*.jsonl`) → imported sessions.
 //!
 //! How a file becomes sessions:
-//! - `user` and `assistant` lines are messages; every other line type (`progress`, `system`,
-//!   `file-history-snapshot`, `queue-operation`, `summary`, `custom-title`...) is counted and
-//!   ignored, except that `summary`/`custom-title` give the title and `progress` lines link
-//!   agent ids to the Task call that started them.
+//! - `user` and `assistant` lines are messages, and so are the `attachment` lines that carry
+//!   text the model read (a prompt typed while the agent worked, a hook's added context; see
+//!   `attachment`). Every other line type (`progress`, `system`, `file-history-snapshot`,
+//!   `queue-operation`, other attachments...) is counted and ignored, except that
+//!   `summary`/`custom-title` give the title and `progress` lines link agent ids to the Task
+//!   call that started them.
 //! - Lines of the main conversation form the main session. Sidechain lines written inline by
 //!   older versions (`isSidechain: true` in the session file) are grouped by the root of their
 //!   `parentUuid` chain, one subagent session per root, linked to the Task call whose prompt
@@ -21,6 +23,7 @@
 //!
 //! This module never fails: a line it cannot read is skipped and reported.
 
+mod attachment;
 mod blocks;
 mod record;
 
@@ -147,9 +150,16 @@ impl FileReader<'_> {
             report.malformed(self.path, at, "line has no string \"type\"");
             return;
         };
-        let role = match kind.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
+        let (role, obj) = match kind.as_str() {
+            "user" => (Role::User, obj),
+            "assistant" => (Role::Assistant, obj),
+            "attachment" => match attachment::as_user_line(obj) {
+                Ok(line) => (Role::User, line),
+                Err(_) => {
+                    report.ignored(&kind);
+                    return;
+                }
+            },
             other => {
                 self.non_message(other, &obj);
                 report.ignored(other);
@@ -342,6 +352,9 @@ impl FileReader<'_> {
                 }
                 if record.is_meta {
                     meta.insert("is_meta".to_owned(), Value::Bool(true));
+                }
+                if let Some(kind) = &record.attachment {
+                    meta.insert("attachment".to_owned(), Value::from(kind.as_str()));
                 }
                 if group.first_prompt.is_none() && !record.is_meta {
                     group.first_prompt = converted.parts.iter().find_map(|p| match p {

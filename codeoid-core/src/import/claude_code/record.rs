@@ -40,6 +40,8 @@ pub(super) struct Record {
     /// Content blocks; a string content is turned into one `text` block.
     pub blocks: Vec<Value>,
     pub tool_use_result: Option<Value>,
+    /// The `type` of the attachment a `user` line was rewritten from (see `attachment`).
+    pub attachment: Option<String>,
 }
 
 impl Record {
@@ -106,6 +108,10 @@ impl Record {
             usage,
             blocks,
             tool_use_result: obj.remove("toolUseResult"),
+            attachment: obj
+                .get("attachment")
+                .and_then(Value::as_object)
+                .and_then(|a| string_field(a, "type")),
         })
     }
 
