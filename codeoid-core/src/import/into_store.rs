@@ -23,6 +23,10 @@
 //!   log still being written and stays open, so a running call is not shown as cancelled. Either
 //!   way nothing is permanent: when a later import finds more turns, the finish is undone first
 //!   and a late result pairs with its call.
+//! - **An older copy.** A Claude Code or Codex log only grows, so one with fewer turns than the
+//!   stored session is an older copy (a backup, say): it is skipped and reported. Synced, a
+//!   last turn it holds cut short would count as a change, and everything stored after it
+//!   would be replaced by nothing.
 //! - **Another log under a known id.** A growing log keeps its first turn. A log whose first
 //!   turn differs from the stored session's, or a second file claiming a session id already
 //!   imported in this run (a resumed session that kept its id), is another conversation: it is
@@ -301,11 +305,26 @@ impl Importer<'_> {
         if session.kind == SessionKind::Main {
             self.remember_parent(&session, &workspace);
         }
-        let existed = match self.store.session(&session.session_id) {
-            Ok(_) => true,
-            Err(e) if e.kind() == ErrorKind::NotFound => false,
+        let stored_turns = match self.store.session(&session.session_id) {
+            Ok(stored) => Some(stored.turn_count),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(e),
         };
+        let existed = stored_turns.is_some();
+        if let Some(stored) = stored_turns.filter(|_| session.format.only_appends()) {
+            // Reading more of a log that only grows never yields fewer turns, so this is an
+            // older copy; its last turn may be a response cut short, which a sync would take
+            // for a change and replace everything stored after it with.
+            if (session.turns.len() as u64) < stored {
+                let reason = format!(
+                    "this log holds {} turns and the stored session {:?} {stored}: an older copy                      of a log that only grows, left out so the stored session is not rolled back",
+                    session.turns.len(),
+                    session.session_id
+                );
+                self.summary.skip(&session, reason);
+                return Ok(());
+            }
+        }
         if existed {
             // A log that grew keeps its first turn; one that starts elsewhere is another
             // conversation under the same id, and syncing it would replace this one.

@@ -69,6 +69,13 @@ impl LogFormat {
         }
     }
 
+    /// `true` for formats whose logs are only ever appended to (Claude Code, Codex CLI): a
+    /// copy with fewer turns than another is the older one. Gemini CLI rewrites its files
+    /// (a rewind removes messages) and a SWE-agent trajectory is written whole.
+    pub fn only_appends(self) -> bool {
+        matches!(self, LogFormat::ClaudeCode | LogFormat::Codex)
+    }
+
     /// The list of supported formats as one line, for "unknown format" hints.
     pub fn supported_list() -> String {
         LogFormat::ALL

@@ -580,6 +580,41 @@ fn prompts_typed_while_the_agent_works_and_hook_context_are_kept() {
     );
 }
 
+#[test]
+fn an_older_copy_of_a_log_never_rolls_the_session_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, store) = open(dir.path());
+    let live = spotter().join("tool_heavy.jsonl");
+    import(&store, &live, &finishing());
+    let before = dump(&db, &Scope::All);
+    let id = &import::read_path(&live).unwrap().sessions[0].session_id;
+    let stored = store.session(id).unwrap().turn_count;
+
+    // An older copy under the same name, taken while a response was being written: its last
+    // turn is that response cut short, which a sync would take for a change.
+    let text = std::fs::read_to_string(&live).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let backup = dir.path().join("backup");
+    std::fs::create_dir(&backup).unwrap();
+    let copy = backup.join("tool_heavy.jsonl");
+    for cut in [12, lines.len() / 2] {
+        std::fs::write(&copy, lines[..cut].join("\n")).unwrap();
+        let read = import::read_path(&copy).unwrap();
+        assert!((read.sessions[0].turns.len() as u64) < stored);
+        let summary = import(&store, &copy, &finishing());
+        assert_eq!(summary.sessions_skipped, 1, "cut at line {cut}");
+        assert!(
+            summary.skipped_sessions[0].reason.contains("older copy"),
+            "{:?}",
+            summary.skipped_sessions
+        );
+        assert_same(&dump(&db, &Scope::All), &before, "after an older copy");
+    }
+    // The live log still syncs as before.
+    let again = import(&store, &live, &finishing());
+    assert_eq!((again.sessions_unchanged, again.sessions_skipped), (1, 0));
+}
+
 /// A one-prompt Claude Code log whose working directory is `cwd`.
 fn tiny_log(session_id: &str, cwd: &str, prompt_uuid: &str) -> String {
     let line = |t: &str, uuid: &str, message: Value| {
