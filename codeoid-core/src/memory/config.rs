@@ -39,8 +39,9 @@ pub struct MemoryConfig {
     pub retrieval: RetrievalConfig,
     /// Which embedding model, and how the background worker batches.
     pub embedding: EmbeddingConfig,
-    /// Hash the files a live session reads ([`super::Memory::record_turn`]) right after the read
-    /// is recorded, so `recall_file` can say whether a file changed since. Default on. Bulk
+    /// Hash the files under the workspace root that a live session reads
+    /// ([`super::Memory::record_turn`]) right after the read is recorded, so `recall_file` can
+    /// say whether a file changed since; files elsewhere are never opened. Default on. Bulk
     /// recording ([`super::Memory::record_turns`], used by imports) never hashes: today's file
     /// says nothing about the one read back then.
     pub hash_live_reads: bool,

@@ -17,7 +17,7 @@
 //!
 //! Ordering and paging live in `timeline`; text for models lives in `render`.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::Type;
@@ -134,6 +134,19 @@ pub fn file_content_hash(path: &Path) -> Result<Option<String>> {
     )))
 }
 
+/// The file a recorded read names, when it lies under the session's `root` (`relative` is the
+/// stored path, relative to it): only workspace files are hashed. An absolute path is outside
+/// the workspace and a leading `..` escapes it; neither is opened, so a path a model names
+/// (`/proc/kmsg`, a device, someone else's file) is never read by the store.
+pub(crate) fn workspace_file(root: &Path, relative: &str) -> Option<PathBuf> {
+    let path = Path::new(relative);
+    let escapes = path.is_absolute()
+        || path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)));
+    (!escapes).then(|| root.join(path))
+}
+
 /// Persists `episode` of `session` inside `tx`; `origin` is the chunker event that emitted it
 /// (`None` for episodes not derived from turns); `extra_blobs` are `(role, blob id)` links to
 /// blobs already stored. Returns the id, or `None` when an episode with that id already exists.
@@ -228,13 +241,9 @@ fn insert_paths(
     for (ord, path) in episode.paths.iter().enumerate() {
         let relative = relative_path(&session.root, &path.path);
         let hash = if options.hash_read_files && path.access == PathAccess::Read {
-            let on_disk = if Path::new(&relative).is_absolute() {
-                PathBuf::from(&relative)
-            } else {
-                session.root.join(&relative)
-            };
             // A file that vanished or cannot be read just has no hash: the read is still memory.
-            file_content_hash(&on_disk).ok().flatten()
+            workspace_file(&session.root, &relative)
+                .and_then(|on_disk| file_content_hash(&on_disk).ok().flatten())
         } else {
             None
         };

@@ -7,7 +7,8 @@
 //! this: hashing today's file for a read made weeks ago would claim a freshness nobody observed.
 //!
 //! Invariants: only `read` path rows without a hash are touched, so an existing hash is never
-//! overwritten; a file that is missing, unreadable or too large simply keeps no hash.
+//! overwritten; only files under the session's root are opened; a file that is missing,
+//! unreadable or too large simply keeps no hash.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,7 @@ use rusqlite::types::Value;
 
 use super::Store;
 use super::connection::db_error;
-use super::episodes::file_content_hash;
+use super::episodes::{file_content_hash, workspace_file};
 use crate::error::Result;
 
 /// Parameters bound per `IN (...)` list.
@@ -59,12 +60,9 @@ impl Store {
                     })
                     .map_err(|e| db_error("cannot read the paths of new episodes", e))?;
                 for (pk, ord, relative, root) in rows {
-                    let file = if Path::new(&relative).is_absolute() {
-                        PathBuf::from(&relative)
-                    } else {
-                        Path::new(&root).join(&relative)
-                    };
-                    pending.push((pk, ord, file));
+                    if let Some(file) = workspace_file(Path::new(&root), &relative) {
+                        pending.push((pk, ord, file));
+                    }
                 }
             }
             Ok(())

@@ -1,7 +1,8 @@
 //! `recall_file` on real files: relative and absolute forms find the same latest read; live
 //! reads recorded through `Memory::record_turn` are hashed, so the answer says whether the file
 //! changed, was deleted or was edited later in memory; bulk-recorded (imported) reads have no
-//! hash and say "unknown"; a file never read is a plain answer, not an error.
+//! hash and say "unknown", as do reads of files outside the workspace, which are never opened; a
+//! file never read is a plain answer, not an error.
 
 use std::path::Path;
 
@@ -194,6 +195,28 @@ fn hashing_live_reads_can_be_switched_off() {
     let s = session(&memory, "live");
     live_read(&memory, &s, "r", 0, &file);
     let text = recall_file(&memory, &s, "a.txt");
+    assert!(
+        text.contains("- on disk: unknown (no content hash"),
+        "{text}"
+    );
+}
+
+#[test]
+fn only_files_under_the_workspace_are_opened_for_hashing() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(&dir.path().join("store"));
+    let inside = memory.workspace().root().join("in.txt");
+    std::fs::write(&inside, "in\n").unwrap();
+    // A file the model named outside the workspace (a system file, another checkout).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = elsewhere.path().join("out.txt");
+    std::fs::write(&outside, "out\n").unwrap();
+    let s = session(&memory, "live");
+    live_read(&memory, &s, "i", 0, &inside);
+    live_read(&memory, &s, "o", 10, &outside);
+    let text = recall_file(&memory, &s, "in.txt");
+    assert!(text.contains("- on disk: unchanged"), "{text}");
+    let text = recall_file(&memory, &s, &outside.to_string_lossy());
     assert!(
         text.contains("- on disk: unknown (no content hash"),
         "{text}"
