@@ -233,7 +233,14 @@ impl Importer<'_> {
         }
         // A subagent works on its parent's project: the directory its log starts in is only
         // where the shell stood when it began (often a subfolder), which outside git would make
-        // a workspace of its own and hide its work from the parent's memory.
+        // a workspace of its own and hide its work from the parent's memory. One already stored
+        // stays where it is (stored alone before its parent, or by an older codeoid), so its
+        // log goes on syncing instead of being refused as a session of another workspace.
+        if session.kind == SessionKind::Subagent {
+            if let Some(stored) = self.stored_workspace(&session.session_id)? {
+                return Ok(Some(stored));
+            }
+        }
         let parent = session.parent_session_id.as_ref();
         if let Some(parent) = parent.and_then(|p| self.parents.get(p)) {
             return Ok(Some(parent.workspace.clone()));
@@ -245,6 +252,23 @@ impl Importer<'_> {
             Some(dir) => self.resolve(dir).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// The workspace session `id` is stored in, when it is and belongs to this import's tenant.
+    fn stored_workspace(&self, id: &str) -> Result<Option<Workspace>> {
+        let session = match self.store.session(id) {
+            Ok(session) => session,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let record = self
+            .store
+            .workspaces()?
+            .into_iter()
+            .find(|w| w.id == session.workspace_id && w.tenant == self.options.tenant);
+        Ok(record.map(|w| {
+            Workspace::from_parts(&w.tenant, &w.key, session.root, WorkspaceSource::Directory)
+        }))
     }
 
     fn lineage(&self, session: &ImportedSession) -> Option<Lineage> {

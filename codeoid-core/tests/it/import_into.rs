@@ -436,6 +436,37 @@ fn subagents_share_their_parents_workspace_whatever_directory_they_started_in() 
         );
     }
     assert_eq!(store.workspaces().unwrap().len(), 1);
+
+    // A subagent an older codeoid stored in its own folder's workspace stays there and keeps
+    // syncing, rather than being refused as another workspace's session.
+    let moved = read
+        .sessions
+        .iter()
+        .find(|s| s.kind == SessionKind::Subagent && s.cwd != main.cwd)
+        .unwrap();
+    let cwd = moved.cwd.as_ref().unwrap();
+    let own = codeoid_core::store::Workspace::from_parts(
+        "",
+        &cwd.to_string_lossy(),
+        cwd,
+        WorkspaceSource::Directory,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let new = codeoid_core::store::NewSession {
+        id: Some(moved.session_id.clone()),
+        ..Default::default()
+    };
+    store.create_session(&own, new).unwrap();
+    let summary = import(&store, &log, &ImportOptions::default());
+    assert_eq!(
+        summary.sessions_skipped, 0,
+        "{:?}",
+        summary.skipped_sessions
+    );
+    let stored = store.session(&moved.session_id).unwrap();
+    assert_eq!(stored.workspace_id, own.id());
+    assert_eq!(stored.turn_count, moved.turns.len() as u64);
 }
 
 #[test]
