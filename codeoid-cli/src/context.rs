@@ -55,6 +55,34 @@ impl Context {
         self.memory_with(MemoryConfig::from_env()?)
     }
 
+    /// [`Context::memory`] for recording into session `id`: bound to the workspace that session
+    /// is stored in when it exists and no `--workspace` was given. A harness session started in
+    /// one checkout goes on recording there when its agent runs a command from another
+    /// directory (`cd ../other && codeoid run …`).
+    pub fn memory_for_session(&self, id: &str) -> Result<Memory> {
+        let mut config = MemoryConfig::from_env()?;
+        config.embedding.model = ModelChoice::Disabled;
+        if self.workspace.is_none() {
+            let store = self.store()?;
+            if let Ok(session) = store.session(id) {
+                let record = store
+                    .workspaces()?
+                    .into_iter()
+                    .find(|w| w.id == session.workspace_id && w.tenant == config.tenant);
+                if let Some(record) = record {
+                    let workspace = Workspace::from_parts(
+                        &record.tenant,
+                        &record.key,
+                        &session.root,
+                        WorkspaceSource::Directory,
+                    );
+                    return Ok(Memory::for_workspace(store, workspace, config)?);
+                }
+            }
+        }
+        self.memory_with(config)
+    }
+
     fn memory_with(&self, config: MemoryConfig) -> Result<Memory> {
         let store = self.store()?;
         let workspace = match self.workspace.as_deref() {

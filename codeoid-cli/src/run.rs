@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use codeoid_core::Memory;
+use codeoid_core::compress::Stdin;
 use codeoid_core::compress::claude_hook::{Guard, pre_tool_use, settings_paths};
 use codeoid_core::store::NewSession;
 
@@ -14,8 +16,9 @@ use crate::context::{Context, describe};
 /// Arguments of `codeoid run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Store the raw output in this session (created if needed) [default: $CODEOID_SESSION, else
-    /// the workspace's `shell` session].
+    /// Store the raw output in this session: in the workspace it is stored in when it exists,
+    /// else created in this one [default: $CODEOID_SESSION, else the workspace's `shell`
+    /// session].
     #[arg(long, value_name = "SESSION_ID")]
     session: Option<String>,
     /// The command line, as one argument: `codeoid run -- 'cargo test 2>&1'`.
@@ -23,8 +26,10 @@ pub struct RunArgs {
     command: Vec<String>,
 }
 
-/// Runs the command; exits with its exit code. Failures of codeoid itself exit 1 after saying
-/// why on stderr (the command may not have run then).
+/// Runs the command where `codeoid run` was started, with its stdin; exits with its exit code.
+/// When codeoid cannot prepare the store (an unreadable file, a session it cannot use), the
+/// command still runs, unchanged and uncompressed, after a warning on stderr: a wrapper must
+/// never stop the command it wraps. Failures to start the command exit 1.
 pub fn run(context: &Context, args: &RunArgs) -> ExitCode {
     match try_run(context, args) {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
@@ -38,15 +43,47 @@ pub fn run(context: &Context, args: &RunArgs) -> ExitCode {
 fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
     // Several words are joined as a shell would see them; one word is used byte for byte.
     let command = args.command.join(" ");
-    let memory = context.memory()?;
-    let session_id = match args.session.clone().or_else(|| {
+    let here = std::env::current_dir()?;
+    let (memory, session_id) = match prepare(context, args) {
+        Ok(prepared) => prepared,
+        Err(err) => {
+            eprintln!(
+                "codeoid run: {}; running the command without storing its output",
+                describe(&err)
+            );
+            let status = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&command)
+                .status()?;
+            return Ok(exit_code_of(status));
+        }
+    };
+    let output = memory.run_in(&session_id, &command, &here, Stdin::Inherit)?;
+    std::io::stdout().lock().write_all(&output.stdout)?;
+    std::io::stderr().lock().write_all(&output.stderr)?;
+    if let Some(err) = &output.store_error {
+        eprintln!(
+            "codeoid run: raw output not stored, shown uncompressed: {}",
+            err.full_message()
+        );
+    }
+    Ok(output.exit_code)
+}
+
+/// The memory and the session that `codeoid run` records into: `--session` (else
+/// `$CODEOID_SESSION`) in the workspace it is stored in, created in this workspace when new;
+/// without one, this workspace's `shell` session.
+fn prepare(context: &Context, args: &RunArgs) -> anyhow::Result<(Memory, String)> {
+    let requested = args.session.clone().or_else(|| {
         std::env::var("CODEOID_SESSION")
             .ok()
             .filter(|s| !s.is_empty())
-    }) {
-        Some(id) => id,
-        None => format!("{}-shell", memory.workspace().id()),
+    });
+    let memory = match &requested {
+        Some(id) => context.memory_for_session(id)?,
+        None => context.memory()?,
     };
+    let session_id = requested.unwrap_or_else(|| format!("{}-shell", memory.workspace().id()));
     let name = if session_id.ends_with("-shell") {
         "shell"
     } else {
@@ -57,16 +94,19 @@ fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
         name: Some(name.to_string()),
         ..NewSession::default()
     })?;
-    let output = memory.run(&session_id, &command)?;
-    std::io::stdout().lock().write_all(&output.stdout)?;
-    std::io::stderr().lock().write_all(&output.stderr)?;
-    if let Some(err) = &output.store_error {
-        eprintln!(
-            "codeoid run: raw output not stored, shown uncompressed: {}",
-            err.full_message()
-        );
+    Ok((memory, session_id))
+}
+
+/// A shell's exit code for `status`: its code, or 128 + the signal that ended it.
+fn exit_code_of(status: std::process::ExitStatus) -> i32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return 128 + signal;
+        }
     }
-    Ok(output.exit_code)
+    status.code().unwrap_or(1)
 }
 
 /// Arguments of `codeoid hook`.

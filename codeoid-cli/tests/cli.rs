@@ -230,6 +230,75 @@ fn run_keeps_exit_code_and_stderr_and_stores_the_raw_output() {
 }
 
 #[test]
+fn run_behaves_as_the_shell_it_stands_in_for() {
+    let env = Env::new();
+    // Two projects outside git: two workspaces.
+    let project = env.dir.path().join("project");
+    let sub = project.join("web");
+    let other = env.dir.path().join("other");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+
+    // It runs where it was started, with the caller's stdin (`cd web && codeoid run ...`,
+    // `producer | codeoid run -- consumer`).
+    let out = env.codeoid_in(
+        &sub,
+        &["run", "--session", "s1", "--", "pwd; cat"],
+        Some("piped\n"),
+    );
+    let shown = stdout(&out);
+    let pwd = std::fs::canonicalize(&sub).unwrap();
+    assert!(
+        shown.starts_with(&format!("{}\npiped\n", pwd.display())),
+        "{shown}"
+    );
+
+    // The same harness session, after its agent changed to another project: the command runs
+    // there and its output is recorded in the session's own workspace.
+    let out = env.codeoid_in(&other, &["run", "--session", "s1", "--", "pwd"], None);
+    let pwd = std::fs::canonicalize(&other).unwrap();
+    assert_eq!(stdout(&out), format!("{}\n", pwd.display()));
+    let sessions = stdout(&env.codeoid_in(&sub, &["sessions"], None));
+    assert!(sessions.contains("s1"), "{sessions}");
+    let timeline = stdout(&env.codeoid_in(&sub, &["timeline"], None));
+    assert_eq!(
+        timeline.matches("tool_call: shell(pwd").count(),
+        2,
+        "{timeline}"
+    );
+    let elsewhere = stdout(&env.codeoid_in(&other, &["sessions"], None));
+    assert!(!elsewhere.contains("s1"), "{elsewhere}");
+
+    // A store it cannot use never stops the command: it runs, uncompressed, after a warning.
+    let broken = env.dir.path().join("not-a-store");
+    std::fs::write(&broken, "this is not a database").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_codeoid"))
+        .args([
+            "--db",
+            broken.to_str().unwrap(),
+            "run",
+            "--",
+            "echo ran; exit 3",
+        ])
+        .current_dir(&other)
+        .env("HOME", env.home())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"ran\n");
+    let warning = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warning.contains("running the command without storing its output"),
+        "{warning}"
+    );
+    assert_eq!(
+        std::fs::read(&broken).unwrap(),
+        b"this is not a database",
+        "the file is left alone"
+    );
+}
+
+#[test]
 fn the_claude_code_hook_rewrites_bash_calls_with_the_session() {
     let env = Env::new();
     let input = r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","session_id":"abc-123","cwd":"/tmp","tool_input":{"command":"cargo test","description":"tests"}}"#;

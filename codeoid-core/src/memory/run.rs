@@ -1,8 +1,10 @@
 //! Compression over the store: [`StoreSink`] keeps a command's raw stdout and stderr as an
 //! episode before the compressed text is shown, so `get_episode` always has the original bytes.
 
+use std::path::Path;
+
 use super::Memory;
-use crate::compress::{Compressed, RawOutputSink, RunOutput, Runner};
+use crate::compress::{Compressed, RawOutputSink, RunOutput, Runner, Stdin};
 use crate::error::Result;
 use crate::store::{RawOutput, Store};
 
@@ -52,10 +54,24 @@ impl Memory {
     /// [`crate::ErrorKind::InvalidInput`] for an empty command; [`crate::ErrorKind::Io`] when the
     /// shell cannot start. A failing command is not an error: see [`RunOutput::exit_code`].
     pub fn run(&self, session_id: &str, command: &str) -> Result<RunOutput> {
+        self.run_in(session_id, command, self.workspace.root(), Stdin::Null)
+    }
+
+    /// [`Memory::run`] in directory `dir` with `stdin`: what a wrapper standing in for the shell
+    /// needs (`codeoid run` runs where it was started and passes its stdin on, so `cd web &&
+    /// codeoid run -- npm test` and `producer | codeoid run -- consumer` behave as without it).
+    ///
+    /// # Errors
+    /// As [`Memory::run`].
+    pub fn run_in(
+        &self,
+        session_id: &str,
+        command: &str,
+        dir: &Path,
+        stdin: Stdin,
+    ) -> Result<RunOutput> {
         self.session(session_id)?;
-        let runner = Runner::new(&self.compress)
-            .stdin(crate::compress::Stdin::Null)
-            .current_dir(self.workspace.root());
+        let runner = Runner::new(&self.compress).stdin(stdin).current_dir(dir);
         let output = runner.run(command, &StoreSink::new(&self.store, session_id));
         self.retriever.notify_recorded();
         output
