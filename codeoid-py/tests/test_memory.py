@@ -97,6 +97,9 @@ def test_settings_are_validated(tmp_path: pathlib.Path, workspace: pathlib.Path)
         codeoid.Memory(tmp_path / "a.db", workspace, soft_threshold=2.0, env=False)
     with pytest.raises(codeoid.InvalidInputError, match="busy_timeout"):
         codeoid.Memory(tmp_path / "a.db", workspace, busy_timeout=-1.0, env=False)
+    # Beyond what SQLite takes (i32::MAX milliseconds): an error naming it, not a panic.
+    with pytest.raises(codeoid.InvalidInputError, match="busy_timeout"):
+        codeoid.Memory(tmp_path / "a.db", workspace, busy_timeout=3e6, env=False)
     with pytest.raises(codeoid.InvalidInputError):
         codeoid.Memory(tmp_path / "a.db", workspace, max_episode_bytes=10, env=False)
     with pytest.raises(codeoid.InvalidInputError, match="min_turns"):

@@ -103,8 +103,9 @@ const MIGRATION_BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 #[non_exhaustive]
 pub struct StoreOptions {
     /// How long a write waits for another connection's lock before failing with
-    /// [`ErrorKind::Busy`] (default 5 s). Opening a store that needs a schema migration waits at
-    /// least 2 minutes, for another process migrating the same file.
+    /// [`ErrorKind::Busy`] (default 5 s; at most `i32::MAX` milliseconds, about 24.8 days).
+    /// Opening a store that needs a schema migration waits at least 2 minutes, for another
+    /// process migrating the same file.
     pub busy_timeout: Duration,
     /// Episode content above this many bytes is stored as head + marker + tail, with the whole
     /// content in a raw blob (default 1 MiB; at least [`MIN_CAP_BYTES`]).
@@ -352,7 +353,17 @@ fn in_read_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) ->
     }
 }
 
+/// The longest busy timeout SQLite takes: `i32::MAX` milliseconds, about 24.8 days.
+const MAX_BUSY_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64);
+
 fn validate_options(options: &StoreOptions) -> Result<()> {
+    if options.busy_timeout > MAX_BUSY_TIMEOUT {
+        return Err(Error::invalid_input(format!(
+            "busy_timeout of {} ms is too long; SQLite takes at most {} ms (about 24 days)",
+            options.busy_timeout.as_millis(),
+            MAX_BUSY_TIMEOUT.as_millis()
+        )));
+    }
     if options.max_episode_bytes < MIN_CAP_BYTES {
         return Err(Error::invalid_input(format!(
             "max_episode_bytes {} is too small; use at least {MIN_CAP_BYTES}",

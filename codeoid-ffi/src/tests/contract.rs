@@ -730,6 +730,11 @@ fn config_json_of_the_wrong_shape_is_invalid_input() {
     let err =
         open_error(r#"{"db_path": "/nonexistent/x.db", "rotation": {"soft_threshold": 2.0}}"#);
     assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{err:?}");
+    // Beyond what SQLite takes (i32::MAX ms): an error naming it, not a panic.
+    let err =
+        open_error(r#"{"db_path": "/nonexistent/x.db", "store": {"busy_timeout_ms": 3000000000}}"#);
+    assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{err:?}");
+    assert!(err.message.contains("busy_timeout"), "{}", err.message);
 }
 
 #[test]
