@@ -17,6 +17,11 @@
 //!    vector channel still sees them).
 //! 4. When even the rarest term does not fit, it alone is searched over its most recent matches
 //!    (as many as the budget), newest first: a bounded, recency-biased answer.
+//! 5. The counts above are the whole store's. When the scope (the workspace, the filters, the
+//!    exclusions) holds no match of the terms kept, the terms left out are planned again (every
+//!    word kept that fits) and searched in a second pass, so a common word is not dropped
+//!    because a rarer one matches only outside the scope. Its scores add to the first pass's:
+//!    bm25 is a sum over terms.
 //!
 //! Scores are `-bm25()` (higher is better) with FTS5's own statistics, raw, not normalized; a
 //! kept term's contribution is exactly what it would be in the full query, since bm25 is a sum
@@ -28,7 +33,8 @@
 //! lookup.
 //!
 //! Invariants: every search is scoped to one workspace and its filters apply before the top-k
-//! cut, so a filtered search returns matches whenever the plan's terms have some. Rotation
+//! cut, so a filtered search returns matches whenever the plan's terms have some, and it is
+//! empty only when the second pass's terms have none in scope either. Rotation
 //! events are never hits (nor do they take a slot of the `k`).
 
 use std::collections::HashMap;
@@ -103,6 +109,9 @@ pub(crate) struct LexicalMatches {
 struct Plan {
     expression: String,
     newest: Option<usize>,
+    /// Terms of the query the plan leaves out (common words, or what did not fit the budget),
+    /// searched in a second pass when the first finds no hit in scope.
+    left_out: Vec<Term>,
 }
 
 /// A term with its document frequency: exact for a word, an upper bound for a phrase (its
@@ -113,7 +122,13 @@ struct Counted {
     docs: Option<i64>,
 }
 
-fn plan(conn: &Connection, terms: Vec<Term>, budget: usize) -> rusqlite::Result<Option<Plan>> {
+/// The plan for `terms` (see the module docs); `prune` drops the words most episodes hold.
+fn plan(
+    conn: &Connection,
+    terms: Vec<Term>,
+    budget: usize,
+    prune: bool,
+) -> rusqlite::Result<Option<Plan>> {
     let mut counted = Vec::with_capacity(terms.len());
     for term in terms {
         let mut docs: Option<i64> = None;
@@ -138,53 +153,65 @@ fn plan(conn: &Connection, terms: Vec<Term>, budget: usize) -> rusqlite::Result<
     let rows: i64 = conn
         .prepare_cached("SELECT coalesce(max(pk), 0) FROM episodes")?
         .query_row([], |r| r.get(0))?;
-    let mut counted = drop_common(rows, counted);
+    let (mut counted, mut left_out) = if prune {
+        drop_common(rows, counted)
+    } else {
+        (counted, Vec::new())
+    };
     if usize::try_from(rows).unwrap_or(usize::MAX) <= budget {
         // No search can score more episodes than the store holds.
         let terms: Vec<Term> = counted.into_iter().map(|c| c.term).collect();
         return Ok(join_terms(&terms).map(|expression| Plan {
             expression,
             newest: None,
+            left_out,
         }));
     }
     // Rarest first; the sort is stable, so equal frequencies keep the query's order.
     counted.sort_by_key(|c| c.docs.unwrap_or(0));
     let mut spent = 0usize;
     let mut kept: Vec<Term> = Vec::new();
-    for c in &counted {
+    // The terms past the budget, rarest first.
+    let mut over: Vec<Term> = Vec::new();
+    for c in counted {
         let docs = usize::try_from(c.docs.unwrap_or(0)).unwrap_or(usize::MAX);
-        if spent.saturating_add(docs) > budget {
-            break;
+        if over.is_empty() && spent.saturating_add(docs) <= budget {
+            spent += docs;
+            kept.push(c.term);
+        } else {
+            over.push(c.term);
         }
-        spent += docs;
-        kept.push(c.term.clone());
     }
-    if kept.is_empty() {
-        let rarest = counted.swap_remove(0).term;
-        return Ok(join_terms(&[rarest]).map(|expression| Plan {
-            expression,
-            newest: Some(budget),
-        }));
-    }
+    let newest = if kept.is_empty() {
+        // Even the rarest term is over budget: it alone, over its newest matches.
+        kept.push(over.remove(0));
+        Some(budget)
+    } else {
+        None
+    };
+    left_out.extend(over);
     Ok(join_terms(&kept).map(|expression| Plan {
         expression,
-        newest: None,
+        newest,
+        left_out,
     }))
 }
 
 /// Drops words held by more than half of a store's `rows` episodes, as long as a rarer word that
 /// occurs remains (see the module docs, step 2). Phrases are never dropped here: their count is
 /// only a bound, and they may match nothing.
-fn drop_common(rows: i64, counted: Vec<Counted>) -> Vec<Counted> {
+/// Returns the kept terms and the dropped ones.
+fn drop_common(rows: i64, counted: Vec<Counted>) -> (Vec<Counted>, Vec<Term>) {
     if counted.len() < 2 || rows < PRUNE_MIN_ROWS {
-        return counted;
+        return (counted, Vec::new());
     }
     let word = |c: &Counted| c.term.tokens.len() == 1 && c.docs.is_some();
     let common = |c: &Counted| word(c) && c.docs.is_some_and(|d| d * 2 > rows);
     if !counted.iter().any(|c| word(c) && !common(c)) {
-        return counted;
+        return (counted, Vec::new());
     }
-    counted.into_iter().filter(|c| !common(c)).collect()
+    let (dropped, kept): (Vec<Counted>, Vec<Counted>) = counted.into_iter().partition(common);
+    (kept, dropped.into_iter().map(|c| c.term).collect())
 }
 
 /// Whether `filters` select episodes by something only the episode row knows (session, tool,
@@ -365,24 +392,56 @@ impl Store {
         }
         self.read(|conn| {
             let context = || format!("cannot search workspace {workspace_id}");
-            let Some(plan) = plan(conn, terms, budget).map_err(|e| db_error(&context(), e))? else {
-                return Ok(LexicalMatches::default());
+            let search = || -> rusqlite::Result<LexicalMatches> {
+                let Some(first) = plan(conn, terms, budget, true)? else {
+                    return Ok(LexicalMatches::default());
+                };
+                let mut scores = score(conn, workspace_id, filters, &first)?;
+                let mut hits = top_hits(conn, workspace_id, filters, &scores, k)?;
+                // The terms left out were judged by their counts over the whole store; when the
+                // scope (workspace, filters, exclusions) holds no match of the kept ones, they
+                // may be all it has.
+                if hits.is_empty() {
+                    if let Some(rest) = plan(conn, first.left_out, budget, false)? {
+                        let more = score(conn, workspace_id, filters, &rest)?;
+                        scores = merged(scores, more);
+                        hits = top_hits(conn, workspace_id, filters, &scores, k)?;
+                    }
+                }
+                Ok(LexicalMatches { hits, scores })
             };
-            let (sql, values) = scoring_sql(workspace_id, filters, plan.newest);
-            let bound = std::iter::once(Value::Text(plan.expression)).chain(values);
-            let mut scores: Vec<(i64, f64)> = conn
-                .prepare_cached(&sql)
-                .and_then(|mut stmt| {
-                    stmt.query_map(params_from_iter(bound), |r| Ok((r.get(0)?, r.get(1)?)))?
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                })
-                .map_err(|e| db_error(&context(), e))?;
-            scores.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-            let hits = top_hits(conn, workspace_id, filters, &scores, k)
-                .map_err(|e| db_error(&context(), e))?;
-            Ok(LexicalMatches { hits, scores })
+            search().map_err(|e| db_error(&context(), e))
         })
     }
+}
+
+/// `(episode key, -bm25())` of every match `plan` scores, best first.
+fn score(
+    conn: &Connection,
+    workspace_id: &str,
+    filters: &LexicalFilters,
+    plan: &Plan,
+) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let (sql, values) = scoring_sql(workspace_id, filters, plan.newest);
+    let bound = std::iter::once(Value::Text(plan.expression.clone())).chain(values);
+    let mut scores: Vec<(i64, f64)> = conn.prepare_cached(&sql).and_then(|mut stmt| {
+        stmt.query_map(params_from_iter(bound), |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+    })?;
+    scores.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    Ok(scores)
+}
+
+/// The scores of two searches over disjoint terms of one query, as the whole query scores
+/// them: bm25 is a sum over terms, so an episode both found gets the sum. Best first.
+fn merged(first: Vec<(i64, f64)>, second: Vec<(i64, f64)>) -> Vec<(i64, f64)> {
+    let mut by_key: HashMap<i64, f64> = first.into_iter().collect();
+    for (pk, score) in second {
+        *by_key.entry(pk).or_insert(0.0) += score;
+    }
+    let mut scores: Vec<(i64, f64)> = by_key.into_iter().collect();
+    scores.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    scores
 }
 
 /// The first `k` of `scores` (best first) that belong to `workspace_id`, pass the exclusions of

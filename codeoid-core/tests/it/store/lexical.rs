@@ -328,6 +328,41 @@ fn words_in_most_episodes_do_not_hide_the_rare_ones() {
     );
 }
 
+#[test]
+fn a_word_left_out_for_its_store_wide_count_is_searched_when_the_scope_has_nothing_else() {
+    let (_dir, store) = temp_store();
+    let a = workspace("/repo-a");
+    let b = workspace("/repo-b");
+    let old = session(&store, &a, "old", 0);
+    let current = session(&store, &a, "current", 1);
+    let elsewhere = session(&store, &b, "elsewhere", 2);
+    // "spotter" is in nearly every episode of the store, so a query with a rarer word drops it.
+    many_matches(&store, &old.id, "o", 1_000, "spotter transcripts");
+    // The rarer word is only in the caller's own session and in another workspace.
+    many_matches(&store, &current.id, "c", 3, "migration plan");
+    many_matches(&store, &elsewhere.id, "e", 3, "migration plan");
+    let excluded = LexicalFilters {
+        exclude_session_id: Some(current.id.clone()),
+        ..LexicalFilters::default()
+    };
+    for budget in [6_000, 100] {
+        let hits = store
+            .lexical_search_within(a.id(), "spotter migration", &excluded, 5, budget)
+            .unwrap();
+        assert_eq!(hits.len(), 5, "budget {budget}: {hits:?}");
+        assert!(hits.iter().all(|h| h.header.session_id == old.id));
+        assert!(hits.iter().all(|h| h.bm25 > 0.0));
+    }
+    // With a match of the rarer word in scope, it alone decides, as before.
+    let hits = hit_calls(
+        &store,
+        a.id(),
+        "spotter migration",
+        &LexicalFilters::default(),
+    );
+    assert_eq!(hits, ["c2", "c1", "c0"]);
+}
+
 /// 400 Bash calls: `alpha` in 150 of them (said three times in the 50 oldest, once after),
 /// `zebra` in three, `naïve` in one; ids `c0` (oldest) to `c399`.
 fn budget_corpus(store: &Store, session_id: &str) {
