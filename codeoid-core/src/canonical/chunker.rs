@@ -19,6 +19,10 @@
 //!   `meta.compaction_summary = true` becomes a `compaction` episode, one with `meta.is_meta =
 //!   true` (text the harness injected: environment details, caveats, hook reminders) a `context`
 //!   episode; neither is a user intent, ends the exchange or cancels its pending calls.
+//! - A rotation seed block opening a user text (`<rotation_context>`, which a harness puts
+//!   before the first message after a rotation, tool results included) is codeoid's own text:
+//!   it stays in the turn but is never a prompt, so it neither ends the exchange nor becomes
+//!   the `# User intent` of the calls after it.
 //! - Thinking is not put in episodes unless [`ChunkerConfig::include_thinking`] is set; it stays in
 //!   the verbatim turns either way.
 //! - Turns with `meta.sidechain = true` (a subagent's conversation interleaved in the main log, as
@@ -37,7 +41,9 @@ use super::episode::{
     one_line,
 };
 use super::tool_input::{tool_paths, tool_summary};
-use super::turn::{Image, ImageSource, Part, Role, ToolResult, ToolResultPart, Turn};
+use super::turn::{
+    Image, ImageSource, Part, Role, ToolResult, ToolResultPart, Turn, without_rotation_seed,
+};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Options that change what goes into episodes.
@@ -253,7 +259,13 @@ impl Lane {
             match part {
                 Part::ToolResult(result) => out.push(self.resolve(result, pos, index, other)),
                 Part::Error { message } => out.push(error_episode(message, pos, index)),
-                Part::Text { text } if !text.trim().is_empty() => prompt.push(text.clone()),
+                // A rotation seed is codeoid's own text, kept in the turn, not a prompt.
+                Part::Text { text } => {
+                    let said = without_rotation_seed(text);
+                    if !said.trim().is_empty() {
+                        prompt.push(said.to_owned());
+                    }
+                }
                 Part::Image(image) => prompt.push(image_placeholder(image)),
                 _ => {}
             }

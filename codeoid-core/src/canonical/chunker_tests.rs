@@ -510,3 +510,47 @@ fn harness_injected_text_is_a_context_episode_that_leaves_the_exchange_alone() {
         c[0].content
     );
 }
+
+#[test]
+fn a_rotation_seed_is_never_a_prompt() {
+    let seed = "<rotation_context>\nThis session's backing context was just rotated. \
+                Use recall, timeline and get_episode.\n</rotation_context>";
+    let mut feed = Feed::new();
+    feed.push(Turn::user_text("port the parser"));
+    feed.push(assistant(vec![call(
+        "c1",
+        "Bash",
+        json!({"command": "ls"}),
+    )]));
+    // The seed rides on the first message after the rotation: here the tool results.
+    let out = feed.push(user(vec![result("c1", "parser.rs", false), text(seed)]));
+    assert_eq!(out.len(), 1, "the call, and no prompt: {out:?}");
+    feed.push(assistant(vec![call(
+        "c2",
+        "Read",
+        json!({"file_path": "parser.rs"}),
+    )]));
+    let out = feed.push(user(vec![result("c2", "fn parse() {}", false)]));
+    assert!(
+        out[0]
+            .content
+            .starts_with("# User intent\nport the parser\n\n"),
+        "{}",
+        out[0].content
+    );
+    // On a prompt, the seed is left out of it.
+    feed.push(Turn::user_text(format!("{seed}\n\nnow the lexer")));
+    feed.push(assistant(vec![call(
+        "c3",
+        "Read",
+        json!({"file_path": "lexer.rs"}),
+    )]));
+    let out = feed.push(user(vec![result("c3", "fn lex() {}", false)]));
+    assert!(
+        out[0]
+            .content
+            .starts_with("# User intent\nnow the lexer\n\n"),
+        "{}",
+        out[0].content
+    );
+}

@@ -18,3 +18,4 @@ pub use turn::{
     CallUsage, Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResult,
     ToolResultPart, Turn, Usage,
 };
+pub(crate) use turn::{ROTATION_SEED_CLOSE, ROTATION_SEED_OPEN, without_rotation_seed};

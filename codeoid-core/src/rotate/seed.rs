@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::Turn;
+use crate::canonical::{ROTATION_SEED_CLOSE, ROTATION_SEED_OPEN, without_rotation_seed};
 use crate::error::{Error, Result};
 
 /// The most characters of the last user message that a seed carries.
@@ -30,9 +31,9 @@ pub const ANCHOR_MAX_CHARS: usize = 2_000;
 const ANCHOR_TAIL_CHARS: usize = 500;
 
 /// Opening tag of every seed block.
-const SEED_OPEN: &str = "<rotation_context>";
+const SEED_OPEN: &str = ROTATION_SEED_OPEN;
 /// Closing tag of every seed block.
-const SEED_CLOSE: &str = "</rotation_context>";
+const SEED_CLOSE: &str = ROTATION_SEED_CLOSE;
 
 /// Names and session text longer than this are cut: they sit on one line of the seed.
 const NAME_MAX_CHARS: usize = 200;
@@ -56,7 +57,7 @@ impl Anchor {
                 return None;
             }
             let full = turn.text();
-            let text = strip_seed(&full);
+            let text = without_rotation_seed(&full);
             (!text.trim().is_empty()).then(|| Anchor {
                 text: text.to_string(),
             })
@@ -69,7 +70,7 @@ impl Anchor {
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] when the text is blank (after stripping a seed block).
     pub fn from_text(text: &str) -> Result<Anchor> {
-        let stripped = strip_seed(text);
+        let stripped = without_rotation_seed(text);
         if stripped.trim().is_empty() {
             return Err(Error::invalid_input(
                 "the anchor text is blank; pass the last message the person typed, not a tool \
@@ -185,17 +186,6 @@ impl SeedBlock {
             text,
         }
     }
-}
-
-/// `text` without a leading seed block (and the whitespace after it).
-fn strip_seed(text: &str) -> &str {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with(SEED_OPEN) {
-        if let Some(end) = trimmed.find(SEED_CLOSE) {
-            return trimmed[end + SEED_CLOSE.len()..].trim_start();
-        }
-    }
-    text
 }
 
 /// Byte offset of the `chars`-th character of `text` (or its length).
