@@ -1,4 +1,5 @@
-//! Python values ⇄ JSON, and the canonical types built from JSON (turns, usage).
+//! Python values ⇄ JSON, the canonical types built from JSON (turns, usage), and the argument
+//! types PyO3's own conversions get wrong for us (counts, datetimes in any timezone).
 //!
 //! Provider messages and canonical turns cross the boundary as plain dicts and lists. They are
 //! converted to `serde_json::Value` here, with errors that name the offending place the way a
@@ -10,10 +11,11 @@
 //!
 //! Reading JSON back into Python never fails on shape: every `Value` has a Python form.
 
+use chrono::{DateTime, Utc};
 use codeoid_core::canonical::{CallUsage, Part, Turn, Usage};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 use crate::errors;
@@ -242,6 +244,36 @@ pub(crate) fn usage(obj: &Bound<'_, PyAny>) -> PyResult<Usage> {
             ),
         )
     })
+}
+
+/// A `datetime` argument in any timezone (`timezone.utc`, a fixed offset, a `ZoneInfo`), as
+/// the instant it names in UTC. A naive `datetime` (no `tzinfo`) is a `TypeError`, as Python
+/// makes comparing it with an aware one: which instant it means depends on a zone it does not
+/// name. Anything else is a `TypeError` too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AwareTime(pub(crate) DateTime<Utc>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for AwareTime {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<AwareTime> {
+        let py = obj.py();
+        if !obj.is_instance_of::<PyDateTime>() {
+            return Err(PyTypeError::new_err(format!(
+                "expected a datetime, got {}",
+                type_name(&obj)
+            )));
+        }
+        if obj.call_method0("utcoffset")?.is_none() {
+            return Err(PyTypeError::new_err(format!(
+                "{} has no timezone; pass an aware datetime, such as datetime.now(timezone.utc)",
+                obj.repr().map(|r| r.to_string()).unwrap_or_default()
+            )));
+        }
+        let utc = py.import("datetime")?.getattr("timezone")?.getattr("utc")?;
+        let in_utc = obj.call_method1("astimezone", (utc,))?;
+        Ok(AwareTime(in_utc.extract::<DateTime<Utc>>()?))
+    }
 }
 
 /// A non-negative integer argument (a count, an offset, a sequence number, a size).

@@ -13,7 +13,7 @@ use codeoid_core::tools::{self, DiskState};
 use pyo3::prelude::*;
 
 use crate::boundary::detached;
-use crate::convert::Count;
+use crate::convert::{AwareTime, Count};
 use crate::errors;
 use crate::memory::PyMemory;
 use crate::reads::{Episode, EpisodeHeader, EpisodePath};
@@ -270,10 +270,10 @@ impl PyMemory {
         only_session: Option<String>,
         exclude_session: Option<String>,
         tool_name: Option<String>,
-        since: Option<DateTime<Utc>>,
-        until: Option<DateTime<Utc>>,
+        since: Option<AwareTime>,
+        until: Option<AwareTime>,
         paths: Option<Vec<String>>,
-        as_of: Option<DateTime<Utc>>,
+        as_of: Option<AwareTime>,
     ) -> PyResult<Vec<Hit>> {
         let memory = self.get(py)?;
         let limit = limit.to_usize(py, "limit")?;
@@ -284,13 +284,13 @@ impl PyMemory {
                 session_id: only_session,
                 exclude_session_id: exclude_session,
                 tool_name,
-                since,
-                until,
+                since: since.map(|t| t.0),
+                until: until.map(|t| t.0),
                 paths: paths.unwrap_or_default(),
                 ..RecallFilters::default()
             },
             include_current_session,
-            as_of,
+            as_of: as_of.map(|t| t.0),
         };
         let hits = detached(py, move || memory.recall(session.as_deref(), &query))?;
         Ok(hits.into_iter().map(Hit::from).collect())

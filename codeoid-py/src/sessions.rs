@@ -6,6 +6,7 @@ use codeoid_core::store::{self, NewSession};
 use pyo3::prelude::*;
 
 use crate::boundary::detached;
+use crate::convert::AwareTime;
 use crate::memory::PyMemory;
 use crate::repr;
 
@@ -132,7 +133,7 @@ impl PyMemory {
         provider: Option<String>,
         model: Option<String>,
         backing_context_id: Option<String>,
-        created_at: Option<DateTime<Utc>>,
+        created_at: Option<AwareTime>,
     ) -> PyResult<Session> {
         let memory = self.get(py)?;
         let new = NewSession {
@@ -140,7 +141,7 @@ impl PyMemory {
             name,
             provider,
             model,
-            created_at,
+            created_at: created_at.map(|t| t.0),
             lineage: None,
             backing_context_id,
         };

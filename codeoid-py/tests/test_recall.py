@@ -77,6 +77,12 @@ def test_filters(memory: codeoid.Memory) -> None:
     created = memory.get_episode(in_a).created_at
     assert ids(until=created - datetime.timedelta(seconds=1)) == set()
     assert {in_a, in_b} <= ids(since=created - datetime.timedelta(hours=1))
+    # A datetime in any timezone names the same instant; a naive one names none.
+    plus_two = datetime.timezone(datetime.timedelta(hours=2))
+    assert ids(until=(created - datetime.timedelta(seconds=1)).astimezone(plus_two)) == set()
+    assert {in_a, in_b} <= ids(since=(created - datetime.timedelta(hours=1)).astimezone(plus_two))
+    with pytest.raises(TypeError, match="no timezone"):
+        memory.recall("widget frobnicator", since=datetime.datetime(2026, 1, 1))
     later = memory.recall("widget frobnicator", as_of=created + datetime.timedelta(days=30))
     now = memory.recall("widget frobnicator")
     assert later[0].components.recency < now[0].components.recency

@@ -79,3 +79,12 @@ def test_finish_session_cancels_pending_calls(memory: codeoid.Memory, session: c
     assert memory.session(session.id).finished_at is not None
     with pytest.raises(codeoid.NotFoundError):
         memory.finish_session("nope")
+
+
+def test_created_at_in_any_timezone_is_the_same_instant(memory: codeoid.Memory) -> None:
+    at = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-5)))
+    session = memory.start_session(created_at=at)
+    assert session.created_at == at
+    assert session.created_at.utcoffset() == datetime.timedelta(0)
+    with pytest.raises(TypeError, match="no timezone"):
+        memory.start_session(created_at=datetime.datetime(2026, 3, 1, 12, 0))
