@@ -11,7 +11,7 @@ use crate::context::Context;
 /// Arguments of `codeoid timeline`.
 #[derive(Debug, Args)]
 pub struct TimelineArgs {
-    /// Episodes per page (1..=60).
+    /// Episodes per page (1..=1000; the model's timeline tool allows 60).
     #[arg(long, short = 'n', default_value_t = 20)]
     limit: u64,
     /// Episodes to skip.

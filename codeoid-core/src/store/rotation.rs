@@ -19,7 +19,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::Store;
 use super::connection::db_error;
 use super::sessions::{not_found, require};
-use super::{episodes, to_millis};
+use super::{episodes, from_millis, to_millis};
 use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, episode_id};
 use crate::error::{Error, Result};
 
@@ -223,7 +223,9 @@ pub(crate) fn rotate_in(
     at: Option<DateTime<Utc>>,
     pending_seed: Option<&str>,
 ) -> Result<Rotation> {
-    let at = at.unwrap_or_else(Utc::now);
+    // The time as the store keeps it (milliseconds), so what the caller is told equals the
+    // session's `last_rotation_at` and every binding prints it the same way.
+    let at = from_millis(to_millis(at.unwrap_or_else(Utc::now)));
     let context = format!("cannot record a rotation of session {id:?}");
     let session = require(tx, id)?;
     let count = session.rotation_count + 1;

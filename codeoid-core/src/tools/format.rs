@@ -17,7 +17,7 @@
 //! cannot flood a small context window. Sessions are labels (`current session`,
 //! `prior session #N`), never raw ids.
 
-use crate::canonical::EpisodeStatus;
+use crate::canonical::{EpisodeStatus, truncate_chars};
 use crate::error::Result;
 use crate::retrieve::Hit;
 use crate::store::{EpisodeHeader, iso8601};
@@ -102,9 +102,18 @@ pub(crate) fn recall_text(
     Ok(out)
 }
 
+/// Most characters of the query a "no episodes match" answer repeats.
+const NO_HITS_QUERY_MAX_CHARS: usize = 200;
+
 /// What `recall` says when nothing matched.
 pub(crate) fn no_hits(query: &str, excluded_current: bool, tool_name: Option<&str>) -> String {
-    let mut out = format!("no episodes in this workspace's memory match {query:?}");
+    // A pasted log as a query is not worth echoing whole: its head names it.
+    let shown = truncate_chars(query, NO_HITS_QUERY_MAX_CHARS);
+    let mut out = format!("no episodes in this workspace's memory match {shown:?}");
+    let chars = query.chars().count();
+    if chars > NO_HITS_QUERY_MAX_CHARS {
+        out.push_str(&format!(" (the start of a {chars}-character query)"));
+    }
     if let Some(tool) = tool_name {
         out.push_str(&format!(" among {tool} calls"));
     }

@@ -114,7 +114,8 @@ fn subagent_tokens_never_rotate_but_the_primary_hard_limit_does() {
         stored.backing_context_id.as_deref(),
         Some(rotation.backing_context_id.as_str())
     );
-    assert!(stored.last_rotation_at.is_some());
+    // What the caller is told is the time as stored, to the millisecond.
+    assert_eq!(stored.last_rotation_at, Some(rotation.at));
 
     // The seed is handed out exactly once.
     assert_eq!(memory.take_seed(&s).unwrap(), Some(rotation.seed.clone()));

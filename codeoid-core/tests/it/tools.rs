@@ -295,6 +295,26 @@ fn the_recall_block_and_empty_results_are_pinned() {
         r#"{"query": "flaky_network", "tool_name": "bash"}"#,
     );
     assert!(out.text.starts_with("### [1] "), "{}", out.text);
+    // A pasted log as a query is echoed by its start only.
+    let pasted = format!("zzqx {}", "nomatchword ".repeat(10_000));
+    let args = json!({ "query": pasted }).to_string();
+    let out = memory.call_tool(None, "recall", &args);
+    assert!(!out.is_error);
+    assert!(out.text.len() < 400, "{} bytes", out.text.len());
+    assert!(
+        out.text
+            .starts_with("no episodes in this workspace's memory match \"zzqx nomatchword"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.ends_with(&format!(
+            "…\" (the start of a {}-character query)",
+            pasted.chars().count()
+        )),
+        "{}",
+        out.text
+    );
 }
 
 #[test]
