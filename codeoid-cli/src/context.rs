@@ -20,6 +20,35 @@ impl Context {
         Context { db, workspace }
     }
 
+    /// The global options given on this command line, as later commands need them: the Claude
+    /// Code hook writes `codeoid run` commands (and `claude-code-settings` a hook command) that
+    /// must use the same store and workspace. Paths are made absolute, since those commands
+    /// run in other directories.
+    pub fn global_args(&self) -> Result<Vec<String>> {
+        let absolute = |path: &std::path::Path| -> Result<String> {
+            let path = if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                std::env::current_dir()?.join(path)
+            };
+            Ok(path.to_string_lossy().into_owned())
+        };
+        let mut args = Vec::new();
+        if let Some(db) = &self.db {
+            args.extend(["--db".to_owned(), absolute(db)?]);
+        }
+        if let Some(workspace) = &self.workspace {
+            let as_given = std::path::Path::new(workspace);
+            let value = if workspace.starts_with("ws_") && !as_given.exists() {
+                workspace.clone()
+            } else {
+                absolute(as_given)?
+            };
+            args.extend(["--workspace".to_owned(), value]);
+        }
+        Ok(args)
+    }
+
     /// The store file this invocation uses.
     pub fn db_path(&self) -> Result<PathBuf> {
         match &self.db {

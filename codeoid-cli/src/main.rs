@@ -77,7 +77,7 @@ fn main() -> ExitCode {
         Command::Stats => read::stats(&context),
         Command::Index(args) => read::index(&context, &args),
         Command::Run(args) => return run::run(&context, &args),
-        Command::Hook(args) => return run::hook(&args),
+        Command::Hook(args) => return run::hook(&context, &args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

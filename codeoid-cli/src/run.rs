@@ -127,19 +127,21 @@ enum Harness {
 
 /// Answers the hook. Exit 0 with the answer (or nothing) on stdout; exit 1 with the reason on
 /// stderr, which Claude Code treats as a non-blocking error (the call runs unchanged).
-pub fn hook(args: &HookArgs) -> ExitCode {
-    let result = match args.harness {
-        Harness::ClaudeCode => claude_code_hook(),
-        Harness::ClaudeCodeSettings => {
-            let settings =
-                codeoid_core::compress::claude_hook::claude_code_settings(&program_name());
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&settings).unwrap_or_default()
-            );
-            Ok(())
+pub fn hook(context: &Context, args: &HookArgs) -> ExitCode {
+    let result = invocation(context).and_then(|words| {
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        match args.harness {
+            Harness::ClaudeCode => claude_code_hook(&words),
+            Harness::ClaudeCodeSettings => {
+                let settings = codeoid_core::compress::claude_hook::claude_code_settings(&words);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&settings).unwrap_or_default()
+                );
+                Ok(())
+            }
         }
-    };
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -149,7 +151,15 @@ pub fn hook(args: &HookArgs) -> ExitCode {
     }
 }
 
-fn claude_code_hook() -> anyhow::Result<()> {
+/// The words that start this codeoid with the global options it was given (`--db`,
+/// `--workspace`), so what the hook writes uses the same store and workspace.
+fn invocation(context: &Context) -> anyhow::Result<Vec<String>> {
+    let mut words = vec![program_name()];
+    words.extend(context.global_args()?);
+    Ok(words)
+}
+
+fn claude_code_hook(codeoid: &[&str]) -> anyhow::Result<()> {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input)?;
     let project = serde_json::from_str::<serde_json::Value>(&input)
@@ -165,7 +175,7 @@ fn claude_code_hook() -> anyhow::Result<()> {
         .filter_map(|path| std::fs::read_to_string(path).ok())
         .collect();
     let guard = Guard::from_settings(&texts);
-    if let Some(answer) = pre_tool_use(&input, &program_name(), &guard)? {
+    if let Some(answer) = pre_tool_use(&input, codeoid, &guard)? {
         println!("{answer}");
     }
     Ok(())

@@ -320,6 +320,37 @@ fn the_claude_code_hook_rewrites_bash_calls_with_the_session() {
     let settings: serde_json::Value =
         serde_json::from_str(&stdout(&env.codeoid(&["hook", "claude-code-settings"]))).unwrap();
     assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+
+    // A store named on the command line is the store of what the hook writes, as an absolute
+    // path (Claude Code runs them in other directories).
+    let out = env.codeoid_in(
+        env.dir.path(),
+        &["--db", "mine.db", "hook", "claude-code"],
+        Some(input),
+    );
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let command = answer["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    let db = env.dir.path().join("mine.db");
+    assert!(
+        command.contains(&format!(" --db {} run --session 'abc-123'", db.display())),
+        "{command}"
+    );
+    let settings: serde_json::Value = serde_json::from_str(&stdout(&env.codeoid(&[
+        "--db",
+        db.to_str().unwrap(),
+        "hook",
+        "claude-code-settings",
+    ])))
+    .unwrap();
+    let hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        hook.ends_with(&format!(" --db {} hook claude-code", db.display())),
+        "{hook}"
+    );
 }
 
 #[test]

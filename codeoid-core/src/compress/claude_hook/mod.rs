@@ -36,15 +36,16 @@ pub use guard::{Guard, settings_paths};
 pub const HOOK_SUBCOMMAND: &str = "hook claude-code";
 
 /// The `hooks` entry to merge into Claude Code's `settings.json` (user, project or local), with
-/// `codeoid` the command that starts codeoid (`"codeoid"` when it is on `PATH`).
-pub fn claude_code_settings(codeoid: &str) -> Value {
+/// `codeoid` the words that start codeoid: the program (`"codeoid"` when it is on `PATH`), then
+/// any global options the hook and the commands it writes must keep (`--db <file>`).
+pub fn claude_code_settings(codeoid: &[&str]) -> Value {
     json!({
         "hooks": {
             "PreToolUse": [{
                 "matcher": "Bash",
                 "hooks": [{
                     "type": "command",
-                    "command": format!("{} {HOOK_SUBCOMMAND}", shell_quote_if_needed(codeoid)),
+                    "command": format!("{} {HOOK_SUBCOMMAND}", shell_words(codeoid)),
                 }]
             }]
         }
@@ -52,14 +53,15 @@ pub fn claude_code_settings(codeoid: &str) -> Value {
 }
 
 /// Answers one `PreToolUse` hook call: the JSON to print on stdout, or `None` to print nothing
-/// (the tool call then runs as the model wrote it). `guard` holds the user's Bash `deny` and
-/// `ask` rules (build it from the files of [`settings_paths`] with [`Guard::from_settings`]).
+/// (the tool call then runs as the model wrote it). `codeoid` as in [`claude_code_settings`];
+/// `guard` holds the user's Bash `deny` and `ask` rules (build it from the files of
+/// [`settings_paths`] with [`Guard::from_settings`]).
 ///
 /// # Errors
 /// [`crate::ErrorKind::InvalidInput`] when `input` is not a JSON object, or is the input of
 /// another hook event. The CLI should then exit with a non-blocking error status so the call
 /// proceeds unchanged.
-pub fn pre_tool_use(input: &str, codeoid: &str, guard: &Guard) -> Result<Option<String>> {
+pub fn pre_tool_use(input: &str, codeoid: &[&str], guard: &Guard) -> Result<Option<String>> {
     let value: Value = serde_json::from_str(input).map_err(|err| {
         Error::invalid_input(
             "the hook input is not JSON; run this command from a Claude Code PreToolUse hook",
@@ -116,21 +118,22 @@ pub fn pre_tool_use(input: &str, codeoid: &str, guard: &Guard) -> Result<Option<
 }
 
 /// `command` rewritten to run through `codeoid run`, or `None` when it should run as it is (see
-/// the module docs). Leading `cd <dir> &&` steps stay outside.
-pub fn wrap_command(codeoid: &str, command: &str) -> Option<String> {
+/// the module docs). Leading `cd <dir> &&` steps stay outside. `codeoid` as in
+/// [`claude_code_settings`].
+pub fn wrap_command(codeoid: &[&str], command: &str) -> Option<String> {
     wrap_command_in_session(codeoid, None, command)
 }
 
 /// [`wrap_command`] with `--session <id>` passed to `codeoid run` when `session` is given.
 pub fn wrap_command_in_session(
-    codeoid: &str,
+    codeoid: &[&str],
     session: Option<&str>,
     command: &str,
 ) -> Option<String> {
     let (prefix, rest) = split_leading_cds(command);
     let shape = CommandShape::parse(rest);
     let runs_something = shape.pipelines.iter().any(|p| !p.is_setup());
-    let program = shell_quote_if_needed(codeoid);
+    let program = shell_words(codeoid);
     let already = rest.trim_start().starts_with(&format!("{program} run"));
     if rest.trim().is_empty() || shape.background || !runs_something || already {
         return None;
@@ -194,6 +197,15 @@ pub fn shell_quote(text: &str) -> String {
     out
 }
 
+/// `words` as one shell command line, each quoted only when it needs to be.
+fn shell_words(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote_if_needed(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn shell_quote_if_needed(text: &str) -> String {
     let plain = !text.is_empty()
         && text
@@ -213,19 +225,19 @@ mod tests {
     #[test]
     fn commands_are_wrapped_with_leading_cds_outside() {
         assert_eq!(
-            wrap_command("codeoid", "cargo test").as_deref(),
+            wrap_command(&["codeoid"], "cargo test").as_deref(),
             Some("codeoid run -- 'cargo test'")
         );
         assert_eq!(
-            wrap_command("codeoid", "cd crates/x && cd src && git diff").as_deref(),
+            wrap_command(&["codeoid"], "cd crates/x && cd src && git diff").as_deref(),
             Some("cd crates/x && cd src && codeoid run -- 'git diff'")
         );
         assert_eq!(
-            wrap_command("codeoid", "cd 'my dir' && ls").as_deref(),
+            wrap_command(&["codeoid"], "cd 'my dir' && ls").as_deref(),
             Some("codeoid run -- 'cd '\\''my dir'\\'' && ls'")
         );
         assert_eq!(
-            wrap_command("/opt/my tools/codeoid", "ls").as_deref(),
+            wrap_command(&["/opt/my tools/codeoid"], "ls").as_deref(),
             Some("'/opt/my tools/codeoid' run -- 'ls'")
         );
     }
@@ -239,7 +251,7 @@ mod tests {
             "npm run dev &",
             "codeoid run -- ls",
         ] {
-            assert_eq!(wrap_command("codeoid", command), None, "{command:?}");
+            assert_eq!(wrap_command(&["codeoid"], command), None, "{command:?}");
         }
     }
 
@@ -257,20 +269,29 @@ mod tests {
     #[test]
     fn non_bash_plan_mode_and_background_calls_get_no_output() {
         let read = r#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"}}"#;
-        assert_eq!(pre_tool_use(read, "codeoid", &Guard::none()).unwrap(), None);
+        assert_eq!(
+            pre_tool_use(read, &["codeoid"], &Guard::none()).unwrap(),
+            None
+        );
         let plan = r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","permission_mode":"plan","tool_input":{"command":"ls"}}"#;
-        assert_eq!(pre_tool_use(plan, "codeoid", &Guard::none()).unwrap(), None);
+        assert_eq!(
+            pre_tool_use(plan, &["codeoid"], &Guard::none()).unwrap(),
+            None
+        );
         let bg = r#"{"tool_name":"Bash","tool_input":{"command":"npm run dev","run_in_background":true}}"#;
-        assert_eq!(pre_tool_use(bg, "codeoid", &Guard::none()).unwrap(), None);
+        assert_eq!(
+            pre_tool_use(bg, &["codeoid"], &Guard::none()).unwrap(),
+            None
+        );
     }
 
     #[test]
     fn bad_input_is_invalid_input() {
-        let err = pre_tool_use("not json", "codeoid", &Guard::none()).unwrap_err();
+        let err = pre_tool_use("not json", &["codeoid"], &Guard::none()).unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
         let err = pre_tool_use(
             r#"{"hook_event_name":"PostToolUse"}"#,
-            "codeoid",
+            &["codeoid"],
             &Guard::none(),
         )
         .unwrap_err();
@@ -279,6 +300,6 @@ mod tests {
             "{}",
             err.message()
         );
-        assert!(pre_tool_use("[1]", "codeoid", &Guard::none()).is_err());
+        assert!(pre_tool_use("[1]", &["codeoid"], &Guard::none()).is_err());
     }
 }

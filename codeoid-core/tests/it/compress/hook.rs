@@ -49,7 +49,7 @@ fn rewritten(answer: &str) -> String {
 
 #[test]
 fn settings_are_valid_json_routing_bash_to_the_hook_subcommand() {
-    let settings = claude_code_settings("codeoid");
+    let settings = claude_code_settings(&["codeoid"]);
     let text = serde_json::to_string_pretty(&settings).unwrap();
     let parsed: Value = serde_json::from_str(&text).unwrap();
     let entries = parsed["hooks"]["PreToolUse"].as_array().unwrap();
@@ -58,7 +58,7 @@ fn settings_are_valid_json_routing_bash_to_the_hook_subcommand() {
     let hook = &entries[0]["hooks"][0];
     assert_eq!(hook["type"], "command");
     assert_eq!(hook["command"], format!("codeoid {HOOK_SUBCOMMAND}"));
-    let quoted = claude_code_settings("/opt/code oid/bin/codeoid");
+    let quoted = claude_code_settings(&["/opt/code oid/bin/codeoid"]);
     assert_eq!(
         quoted["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         format!("'/opt/code oid/bin/codeoid' {HOOK_SUBCOMMAND}")
@@ -91,7 +91,7 @@ fn rewritten_commands_reach_codeoid_run_intact() {
         std::env::var("PATH").unwrap_or_default()
     );
     for command in COMMANDS {
-        let answer = pre_tool_use(&hook_input(command), "codeoid", &Guard::none())
+        let answer = pre_tool_use(&hook_input(command), &["codeoid"], &Guard::none())
             .unwrap()
             .unwrap();
         let wrapped = rewritten(&answer);
@@ -139,7 +139,7 @@ fn the_runner_keeps_exit_codes_and_stderr_of_hooked_commands() {
 fn the_directory_change_of_a_leading_cd_stays_outside_the_wrapper() {
     let answer = pre_tool_use(
         &hook_input("cd /tmp && cd .. && cargo test 2>&1"),
-        "codeoid",
+        &["codeoid"],
         &Guard::none(),
     )
     .unwrap()
@@ -154,7 +154,7 @@ fn the_directory_change_of_a_leading_cd_stays_outside_the_wrapper() {
 fn calls_that_must_not_be_rewritten_get_no_answer() {
     for command in ["cd src", "codeoid run -- ls", "npm run dev &", ""] {
         assert_eq!(
-            pre_tool_use(&hook_input(command), "codeoid", &Guard::none()).unwrap(),
+            pre_tool_use(&hook_input(command), &["codeoid"], &Guard::none()).unwrap(),
             None,
             "{command:?}"
         );
@@ -175,12 +175,12 @@ fn commands_a_deny_or_ask_rule_could_match_are_left_to_claude_code() {
         "git push origin main",
     ] {
         assert_eq!(
-            pre_tool_use(&hook_input(command), "codeoid", &guard).unwrap(),
+            pre_tool_use(&hook_input(command), &["codeoid"], &guard).unwrap(),
             None,
             "{command}"
         );
     }
-    let answer = pre_tool_use(&hook_input("cargo test"), "codeoid", &guard)
+    let answer = pre_tool_use(&hook_input("cargo test"), &["codeoid"], &guard)
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -192,7 +192,7 @@ fn commands_a_deny_or_ask_rule_could_match_are_left_to_claude_code() {
 #[test]
 fn a_session_id_a_shell_could_misread_is_not_passed_on() {
     let input = hook_input("cargo test").replace("abc123", "x'; rm -rf ~; '");
-    let answer = pre_tool_use(&input, "codeoid", &Guard::none())
+    let answer = pre_tool_use(&input, &["codeoid"], &Guard::none())
         .unwrap()
         .unwrap();
     assert_eq!(rewritten(&answer), "codeoid run -- 'cargo test'");
