@@ -177,6 +177,10 @@ impl Retriever {
     pub fn cluster_input(&self, max: usize) -> Result<ClusterInput> {
         // (dimension, (key, mean window vector) of the most recent episodes)
         type Recent = (usize, Vec<(i64, Vec<f32>)>);
+        // The vectors are loaded with the model: wait for that as recall does (not for a
+        // download), or the first block of a freshly opened memory would have no clusters and
+        // change a few turns later, breaking the prompt cache.
+        let _ = self.worker().ready_embedder();
         let picked: Option<Recent> = self.worker().with_index(|index| {
             index.map(|index| {
                 let vectors = index

@@ -408,6 +408,12 @@ fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
     let index = memory.workspace_index(Some(&s)).unwrap();
     assert!(index.contains("## Topic clusters"), "{index}");
     assert!(index.contains("episodes, latest"), "{index}");
+    // A harness starting its next session opens memory and builds the block at once: the
+    // clusters are there from the first build, not a few turns later (a prompt-cache break).
+    drop(memory);
+    let reopened = open_in(dir.path(), model_config());
+    let first = reopened.workspace_index(None).unwrap();
+    assert!(first.contains("## Topic clusters"), "{first}");
 }
 
 /// A worker that cannot write the store keeps retrying, but a flush does not wait forever for
