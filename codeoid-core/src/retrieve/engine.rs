@@ -205,16 +205,26 @@ impl Retriever {
                 continue;
             };
             let mut relative: Vec<String> = Vec::new();
+            // Labels are made of summary words; the directories above the workspace
+            // (`/home/<user>/projects/…` in `Read(/home/…/src/a.rs)`) would win them, being in
+            // every summary of a topic. Summaries are labelled with paths as the workspace
+            // sees them: the root each given path was under is cut, even from a summary that
+            // cuts the path short.
+            let mut summary = header.summary.clone();
             for path in paths.get(&header.id).into_iter().flatten() {
                 if !relative.contains(&path.relative) {
                     relative.push(path.relative.clone());
+                }
+                let root = path.given.strip_suffix(path.relative.as_str());
+                if let Some(root) = root.filter(|r| r.len() > 1 && r.ends_with('/')) {
+                    summary = summary.replace(root, "");
                 }
             }
             // A vector the index accepted is finite and of the right width.
             input.push(
                 vector,
                 ClusterEpisode {
-                    summary: header.summary.clone(),
+                    summary,
                     paths: relative,
                     time: header.created_at,
                 },

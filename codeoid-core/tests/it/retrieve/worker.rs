@@ -381,6 +381,9 @@ fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
     let memory = open_in(dir.path(), model_config());
     let s = session(&memory, "work");
     record_filler(&memory, &s, 0);
+    // Absolute paths, as Claude Code writes them: the directories above the workspace must not
+    // name the topic.
+    let file = memory.workspace().root().join("src/parser/expr.rs");
     for i in 0..12 {
         exchange(
             &memory,
@@ -389,7 +392,7 @@ fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
             1000 + i * 10,
             "fix the parser",
             "Edit",
-            json!({"file_path": "src/parser/expr.rs", "old_string": "a", "new_string": "b"}),
+            json!({"file_path": file, "old_string": "a", "new_string": "b"}),
             &format!("parse error: expected expression after operator at column {i}"),
         );
         exchange(
@@ -408,6 +411,26 @@ fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
     let index = memory.workspace_index(Some(&s)).unwrap();
     assert!(index.contains("## Topic clusters"), "{index}");
     assert!(index.contains("episodes, latest"), "{index}");
+    let above: Vec<String> = memory
+        .workspace()
+        .root()
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .map(|c| c.trim_start_matches('.').to_lowercase())
+        .filter(|c| c.len() >= 3)
+        .collect();
+    let labels: Vec<&str> = index
+        .lines()
+        .filter(|l| l.starts_with("- **"))
+        .map(|l| l.split("**").nth(1).unwrap_or(""))
+        .collect();
+    assert!(!labels.is_empty(), "{index}");
+    for label in &labels {
+        assert!(
+            above.iter().all(|word| !label.to_lowercase().contains(word.as_str())),
+            "{label:?} is named after the directories above the workspace {above:?}"
+        );
+    }
     // A harness starting its next session opens memory and builds the block at once: the
     // clusters are there from the first build, not a few turns later (a prompt-cache break).
     drop(memory);
