@@ -206,6 +206,7 @@ impl Memory {
         } else {
             SeedSource::MemoryDisabled
         };
+        let decided_at_count = u64::from(state.rotation_count);
         let rotation = self.rotation.rotate(state, source)?;
         let seed_json = serde_json::to_string(&rotation.seed)
             .map_err(|e| Error::internal("cannot serialize a seed block").with_source(e))?;
@@ -213,9 +214,13 @@ impl Memory {
             || crate::store::fresh_id("ctx_", &session.id),
             str::to_string,
         );
-        let stored =
-            self.store
-                .rotate_session(&session.id, Some(&backing), None, Some(&seed_json))?;
+        let stored = self.store.rotate_session_from(
+            &session.id,
+            decided_at_count,
+            Some(&backing),
+            None,
+            Some(&seed_json),
+        )?;
         Ok(RotationOutcome {
             count: stored.count,
             at: stored.at,

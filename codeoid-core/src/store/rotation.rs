@@ -21,7 +21,7 @@ use super::connection::db_error;
 use super::sessions::{not_found, require};
 use super::{episodes, from_millis, to_millis};
 use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, episode_id};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The outcome of [`Store::record_rotation`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,6 +157,38 @@ impl Store {
     ) -> Result<Rotation> {
         let context = format!("cannot record a rotation of session {id:?}");
         self.write(&context, |tx| {
+            rotate_in(tx, self, id, backing_context_id, at, pending_seed)
+        })
+    }
+
+    /// [`Store::rotate_session`] only while the session has been rotated `expected_count` times,
+    /// checked in the same transaction: a rotation decided on a count that another writer has
+    /// changed since (two processes recording one session) is refused, so one decision never
+    /// rotates a session twice or replaces the other writer's pending seed.
+    ///
+    /// # Errors
+    /// As [`Store::rotate_session`]; [`ErrorKind::RotationRefused`] when the count differs.
+    pub fn rotate_session_from(
+        &self,
+        id: &str,
+        expected_count: u64,
+        backing_context_id: Option<&str>,
+        at: Option<DateTime<Utc>>,
+        pending_seed: Option<&str>,
+    ) -> Result<Rotation> {
+        let context = format!("cannot record a rotation of session {id:?}");
+        self.write(&context, |tx| {
+            let now = require(tx, id)?.rotation_count;
+            if now != expected_count {
+                return Err(Error::new(
+                    ErrorKind::RotationRefused,
+                    format!(
+                        "session {id:?} was rotated by another writer since this rotation was \
+                         decided (rotation {now} now, {expected_count} then); its seed is the \
+                         one pending"
+                    ),
+                ));
+            }
             rotate_in(tx, self, id, backing_context_id, at, pending_seed)
         })
     }

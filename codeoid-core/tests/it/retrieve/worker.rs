@@ -427,7 +427,9 @@ fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
     assert!(!labels.is_empty(), "{index}");
     for label in &labels {
         assert!(
-            above.iter().all(|word| !label.to_lowercase().contains(word.as_str())),
+            above
+                .iter()
+                .all(|word| !label.to_lowercase().contains(word.as_str())),
             "{label:?} is named after the directories above the workspace {above:?}"
         );
     }

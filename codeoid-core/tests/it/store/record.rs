@@ -298,6 +298,35 @@ fn a_resumed_session_is_no_longer_finished_and_snapshots_only_the_turn_after_the
 }
 
 #[test]
+fn a_rotation_decided_on_a_stale_count_is_refused() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    // Two writers decided to rotate after seeing no rotation; the first one wins.
+    let first = store
+        .rotate_session_from(&s.id, 0, Some("ctx-a"), None, Some("\"seed a\""))
+        .unwrap();
+    assert_eq!(first.count, 1);
+    let err = store
+        .rotate_session_from(&s.id, 0, Some("ctx-b"), None, Some("\"seed b\""))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RotationRefused);
+    assert!(err.message().contains("another writer"), "{err}");
+    let after = store.session(&s.id).unwrap();
+    assert_eq!(after.rotation_count, 1);
+    assert_eq!(after.backing_context_id.as_deref(), Some("ctx-a"));
+    assert_eq!(
+        store.take_pending_seed(&s.id).unwrap().as_deref(),
+        Some("\"seed a\"")
+    );
+    // Decided on the current count, it goes ahead.
+    let second = store
+        .rotate_session_from(&s.id, 1, Some("ctx-c"), None, None)
+        .unwrap();
+    assert_eq!(second.count, 2);
+}
+
+#[test]
 fn oversize_content_is_capped_and_kept_whole_in_a_blob() {
     let mut options = StoreOptions::default();
     options.max_episode_bytes = 8 * 1024;
