@@ -204,7 +204,7 @@ impl Store {
             } else {
                 state_after(tx, &self.options().chunker, &parent.id, at)?.0
             };
-            let first_intent = first_intent_before(tx, &parent.id, at + 1)?;
+            let first_intent = first_intent_before(tx, &parent, at + 1)?;
             tx.prepare_cached(
                 "UPDATE sessions SET turn_count = ?2, chunker_state = ?3, first_intent = ?4
                  WHERE id = ?1",

@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::connection::db_error;
-use super::sessions::{self, Session};
+use super::sessions::{self, LineageKind, Session};
 use super::snapshot::keeps_snapshot;
 use super::{Store, episodes, fresh_id, to_millis, usage};
 use crate::canonical::{Chunker, Episode, Turn, TurnPosition, truncate_chars};
@@ -156,7 +156,7 @@ impl Tip {
             &mut self.latest,
         )?;
         if self.first_intent.is_none() {
-            self.first_intent = first_intent_of(&stored);
+            self.first_intent = first_intent_of(&stored, is_subagent(session));
         }
         self.seq += 1;
         self.after_finish = false;
@@ -222,10 +222,25 @@ impl Tip {
     }
 }
 
-/// The first intent `turn` provides: a prompt the person typed ([`Turn::is_person_prompt`]).
-pub(crate) fn first_intent_of(turn: &Turn) -> Option<String> {
-    turn.is_person_prompt()
-        .then(|| truncate_chars(&turn.text(), FIRST_INTENT_MAX_CHARS))
+/// The first intent `turn` of a session provides: a prompt the person typed
+/// ([`Turn::is_person_prompt`]), or, in a `subagent` session, the brief it was given
+/// (`meta.sidechain`), which is all such a session has for a first prompt (its list line would
+/// otherwise read "no prompt recorded"). In any other session a brief is another lane's.
+pub(crate) fn first_intent_of(turn: &Turn, subagent: bool) -> Option<String> {
+    let brief = subagent
+        && turn.meta_flag("sidechain")
+        && turn.is_user_prompt()
+        && !turn.meta_flag("is_meta")
+        && !turn.meta_flag("compaction_summary");
+    (turn.is_person_prompt() || brief).then(|| truncate_chars(&turn.text(), FIRST_INTENT_MAX_CHARS))
+}
+
+/// Whether `session` is a subagent's (its lineage says so).
+pub(crate) fn is_subagent(session: &Session) -> bool {
+    session
+        .lineage
+        .as_ref()
+        .is_some_and(|l| l.kind == LineageKind::Subagent)
 }
 
 /// Persists `episodes` of `session`, emitted by chunker event `origin`; appends the ids actually

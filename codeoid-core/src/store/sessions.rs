@@ -129,7 +129,8 @@ pub struct Session {
     /// When it was closed ([`Store::finish_session`], or an import's finish), while no turn has
     /// followed; `None` again once more turns are recorded (a resumed session).
     pub finished_at: Option<DateTime<Utc>>,
-    /// The first prompt the person typed (compaction summaries excluded).
+    /// The first prompt the person typed (compaction summaries and injected text excluded); for
+    /// a subagent session, the brief it was given.
     pub first_intent: Option<String>,
     /// Time of the latest turn or episode.
     pub last_activity_at: DateTime<Utc>,

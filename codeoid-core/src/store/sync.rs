@@ -32,7 +32,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::connection::db_error;
-use super::record::{Tip, first_intent_of, load_chunker, seq_of, validate_batch};
+use super::record::{Tip, first_intent_of, is_subagent, load_chunker, seq_of, validate_batch};
 use super::sessions::{self, Session};
 use super::snapshot::{has_snapshot, state_after};
 use super::{Store, episodes, from_millis, to_millis};
@@ -206,12 +206,15 @@ fn latest_activity(tx: &Transaction<'_>, session: &Session) -> Result<DateTime<U
     Ok(at)
 }
 
-/// The first intent among the kept turns `0..kept`, read in order until one qualifies.
+/// The first intent among the kept turns `0..kept` of `session`, read in order until one
+/// qualifies (see [`first_intent_of`]).
 pub(crate) fn first_intent_before(
     tx: &Transaction<'_>,
-    session_id: &str,
+    session: &Session,
     kept: u64,
 ) -> Result<Option<String>> {
+    let session_id = session.id.as_str();
+    let subagent = is_subagent(session);
     let context = format!("cannot read the turns of session {session_id:?}");
     let mut stmt = tx
         .prepare_cached(
@@ -224,7 +227,7 @@ pub(crate) fn first_intent_before(
     while let Some(row) = rows.next().map_err(|e| db_error(&context, e))? {
         let turn_id: String = row.get(0).map_err(|e| db_error(&context, e))?;
         let json: String = row.get(1).map_err(|e| db_error(&context, e))?;
-        if let Some(intent) = first_intent_of(&parse_stored(&json, &turn_id)?) {
+        if let Some(intent) = first_intent_of(&parse_stored(&json, &turn_id)?, subagent) {
             return Ok(Some(intent));
         }
     }
@@ -330,7 +333,7 @@ impl Store {
             }
             outcome.episodes_removed = episodes::delete_derived(tx, session_id, diverged)?;
             let first_intent = match &session.first_intent {
-                Some(_) if diverged < stored => first_intent_before(tx, session_id, diverged)?,
+                Some(_) if diverged < stored => first_intent_before(tx, &session, diverged)?,
                 kept => kept.clone(),
             };
             let mut tip = Tip {

@@ -429,6 +429,16 @@ fn subagents_share_their_parents_workspace_whatever_directory_they_started_in() 
     let parent = store.session(&main.session_id).unwrap();
     for session in &read.sessions {
         let stored = store.session(&session.session_id).unwrap();
+        if session.kind == SessionKind::Subagent {
+            // Its first intent is the brief it was given (its turns are a sidechain's).
+            let brief = session.turns.iter().find(|t| t.is_user_prompt()).unwrap();
+            let intent = stored.first_intent.as_deref().unwrap_or("<none>");
+            assert!(
+                brief.text().starts_with(intent.trim_end_matches('…')),
+                "{}: {intent:?}",
+                session.session_id
+            );
+        }
         assert_eq!(
             stored.workspace_id, parent.workspace_id,
             "{}",
