@@ -254,6 +254,26 @@ impl VectorIndex {
         Ok(true)
     }
 
+    /// Removes episode `pk` (one a replaced tail deleted). Its rows stay allocated, unscanned,
+    /// until the index is rebuilt (the next time memory opens): replacements delete a few
+    /// episodes at a time. Returns whether it was indexed.
+    pub fn remove(&mut self, pk: i64) -> bool {
+        let Some(at) = self.by_pk.remove(&pk) else {
+            return false;
+        };
+        let at = at as usize;
+        self.entries.swap_remove(at);
+        if let Some(moved) = self.entries.get(at) {
+            self.by_pk.insert(moved.pk, at as u32);
+        }
+        true
+    }
+
+    /// The keys of every indexed episode, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = i64> + '_ {
+        self.entries.iter().map(|e| e.pk)
+    }
+
     /// The `k` best episodes for the unit vector `query` among those passing `filter`, best
     /// first, as `(key, approximate cosine of the best window)`. A large index is scanned on
     /// as many threads as the machine has cores (at most 4).
@@ -462,6 +482,33 @@ mod tests {
             tool_name: tool,
             created_at: Utc.with_ymd_and_hms(2026, 1, 1, hour, 0, 0).unwrap(),
         }
+    }
+
+    #[test]
+    fn a_removed_episode_is_never_found_and_the_others_still_are() {
+        let mut index = VectorIndex::new(3);
+        for (pk, v) in [
+            (1, [1.0, 0.0, 0.0]),
+            (2, [0.0, 1.0, 0.0]),
+            (3, [0.0, 0.0, 1.0]),
+        ] {
+            index.add(meta(pk, "s", None, 1), &[unit(&v)]).unwrap();
+        }
+        assert!(index.remove(1));
+        assert!(!index.remove(1), "once");
+        assert_eq!(index.len(), 2);
+        assert!(!index.contains(1) && index.mean_vector(1).is_none());
+        let all = index.search(&unit(&[1.0, 1.0, 1.0]), &IndexFilter::default(), 10);
+        let mut keys: Vec<i64> = all.iter().map(|(pk, _)| *pk).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, [2, 3]);
+        // The entry moved into the freed slot is still found by its key.
+        let best = index.search(&unit(&[0.0, 0.0, 1.0]), &IndexFilter::default(), 1);
+        assert_eq!(best[0].0, 3);
+        assert!(index.best_cosine(3, &unit(&[0.0, 0.0, 1.0])).unwrap() > 0.99);
+        let mut all_keys: Vec<i64> = index.keys().collect();
+        all_keys.sort_unstable();
+        assert_eq!(all_keys, [2, 3]);
     }
 
     #[test]

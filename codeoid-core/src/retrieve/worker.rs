@@ -47,7 +47,7 @@ use crate::store::Store;
 mod indexing;
 mod model;
 
-use indexing::{drain, drop_old_models, load_index};
+use indexing::{drain, drop_old_models, load_index, prune_deleted};
 
 /// Consecutive failed passes of the embedding loop after which a flush returns an error
 /// instead of waiting for a worker that cannot make progress.
@@ -107,6 +107,8 @@ struct State {
     /// The last store error of the embedding loop while it keeps failing (reset by a pass that
     /// succeeds): a flush stops waiting for a worker that cannot make progress.
     store_failure: Option<(u32, Error)>,
+    /// The store's count of deleted episodes when the index last dropped the deleted ones.
+    deletions_seen: i64,
 }
 
 /// What the worker thread and its callers share.
@@ -213,6 +215,7 @@ impl Worker {
                 warnings: warning.into_iter().collect(),
                 download: None,
                 store_failure: None,
+                deletions_seen: 0,
                 failed: 0,
             }),
             changed: Condvar::new(),
@@ -290,6 +293,7 @@ impl Worker {
             .shared
             .store
             .max_episode_pk(&self.shared.workspace_id)?;
+        let deleted = self.shared.store.episodes_deleted()?;
         // A timeout too long to represent as an instant is no deadline at all.
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut state = self.shared.lock();
@@ -310,7 +314,7 @@ impl Worker {
             }
             let done = match state.phase {
                 EmbeddingPhase::Unavailable | EmbeddingPhase::Disabled => true,
-                EmbeddingPhase::Ready => state.cursor >= target,
+                EmbeddingPhase::Ready => state.cursor >= target && state.deletions_seen >= deleted,
                 EmbeddingPhase::Loading | EmbeddingPhase::Downloading => false,
             };
             if done {
@@ -408,7 +412,10 @@ fn run(shared: &Arc<Shared>, locator: &ModelLocator) -> Result<()> {
     let Some(embedder) = model::acquire(shared, locator) else {
         return Ok(());
     };
+    // Read before loading, so a deletion during the load is pruned by the first pass.
+    let deletions = shared.store.episodes_deleted()?;
     let index = load_index(shared, &embedder)?;
+    shared.lock().deletions_seen = deletions;
     *shared.index.write().unwrap_or_else(PoisonError::into_inner) = Some(index);
     {
         let mut state = shared.lock();
@@ -432,7 +439,7 @@ fn run(shared: &Arc<Shared>, locator: &ModelLocator) -> Result<()> {
         {
             noted_use = Some(Instant::now());
         }
-        match drain(shared, &embedder) {
+        match prune_deleted(shared).and_then(|()| drain(shared, &embedder)) {
             Ok(()) => {
                 shared.lock().store_failure = None;
                 if !dropped_old {

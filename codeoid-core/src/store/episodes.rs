@@ -147,6 +147,9 @@ pub(crate) fn workspace_file(root: &Path, relative: &str) -> Option<PathBuf> {
     (!escapes).then(|| root.join(path))
 }
 
+/// `counters` name of how many episodes tail replacements have deleted, store-wide.
+pub(crate) const EPISODES_DELETED: &str = "episodes_deleted";
+
 /// Persists `episode` of `session` inside `tx`; `origin` is the chunker event that emitted it
 /// (`None` for episodes not derived from turns); `extra_blobs` are `(role, blob id)` links to
 /// blobs already stored. Returns the id, or `None` when an episode with that id already exists.
@@ -306,6 +309,16 @@ pub(crate) fn delete_derived(
         .prepare_cached("DELETE FROM episodes WHERE session_id = ?1 AND origin_seq >= ?2")
         .and_then(|mut stmt| stmt.execute(params![session_id, from]))
         .map_err(|e| db_error(&context, e))?;
+    // Counted, so an in-memory vector index of another process notices that it holds episodes
+    // that are gone (see `vector_feed::episodes_deleted`).
+    if deleted > 0 {
+        tx.prepare_cached(&format!(
+            "INSERT INTO counters (name, value) VALUES ('{EPISODES_DELETED}', ?1)
+             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value"
+        ))
+        .and_then(|mut stmt| stmt.execute([deleted as i64]))
+        .map_err(|e| db_error(&context, e))?;
+    }
     for blob_id in blob_ids {
         blobs::delete_unlinked(tx, &blob_id)?;
     }

@@ -1,7 +1,8 @@
 //! Reads and writes that feed the retrieval layer's in-memory vector index and its background
 //! embedding worker: every stored vector of a workspace with the metadata the index filters on,
 //! the workspace's episodes in insertion order past a cursor (the embedding queue), the texts and
-//! the stored vectors of given episodes, and dropping vectors of models no longer in use.
+//! the stored vectors of given episodes, dropping vectors of models no longer in use, and what
+//! tells the index that episodes it holds were deleted (a count, and the keys that remain).
 //!
 //! Invariants: every read is scoped to one workspace; episodes are walked by primary key, which
 //! only grows and is never reused (schema V3 keeps a floor above deleted keys), so a cursor
@@ -11,12 +12,13 @@
 //! These are crate-internal: primary keys are the compact keys the index uses and never leave
 //! the crate. It deliberately does no embedding, quantization or scoring.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter};
 
 use super::connection::db_error;
+use super::episodes::EPISODES_DELETED;
 use super::vectors::{decode, undecodable};
 use super::{Store, from_millis, to_millis};
 use crate::error::Result;
@@ -61,6 +63,34 @@ fn limit(n: usize) -> i64 {
 }
 
 impl Store {
+    /// How many episodes tail replacements have deleted so far, store-wide. When it moves, an
+    /// in-memory vector index may hold episodes that are gone.
+    ///
+    /// # Errors
+    /// A database error.
+    pub(crate) fn episodes_deleted(&self) -> Result<i64> {
+        self.read(|conn| {
+            conn.prepare_cached("SELECT coalesce(max(value), 0) FROM counters WHERE name = ?1")
+                .and_then(|mut stmt| stmt.query_row([EPISODES_DELETED], |r| r.get(0)))
+                .map_err(|e| db_error("cannot read the count of deleted episodes", e))
+        })
+    }
+
+    /// The keys of every episode of `workspace_id`.
+    ///
+    /// # Errors
+    /// A database error.
+    pub(crate) fn episode_keys(&self, workspace_id: &str) -> Result<HashSet<i64>> {
+        self.read(|conn| {
+            conn.prepare_cached("SELECT pk FROM episodes WHERE workspace_id = ?1")
+                .and_then(|mut stmt| {
+                    stmt.query_map([workspace_id], |r| r.get(0))?
+                        .collect::<rusqlite::Result<HashSet<i64>>>()
+                })
+                .map_err(|e| db_error(&format!("cannot list the episodes of {workspace_id}"), e))
+        })
+    }
+
     /// Calls `f(meta, window, vector)` for every vector of `workspace_id` made by `model`, in
     /// episode then window order, streamed (the whole set is never held here). `meta` is the
     /// same value for all windows of one episode.

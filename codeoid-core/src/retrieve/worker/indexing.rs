@@ -1,8 +1,8 @@
 //! The worker's indexing pass: walking the workspace's episodes in key order from the cursor,
 //! loading the vectors the store already has for the model or embedding the episodes that have
 //! none (in small batches, yielding to running queries), storing them and keeping the in-memory
-//! index current; and, once the model covers the workspace, deleting the vectors of models no
-//! worker uses any more.
+//! index current; dropping from it the episodes a tail replacement deleted; and, once the model
+//! covers the workspace, deleting the vectors of models no worker uses any more.
 //!
 //! Invariants: the cursor only passes an episode once it is in the index or given up on (see
 //! the parent module); vectors are written by key and id, so an episode replaced while it was
@@ -67,6 +67,30 @@ pub(super) fn load_index(shared: &Shared, embedder: &Embedder) -> Result<VectorI
         flush(&done, &mut windows, &mut index);
     }
     Ok(index)
+}
+
+/// Drops from the index the episodes the store no longer holds (a tail replacement, here or in
+/// another process, deleted them), when the store's count of deleted episodes has moved since
+/// the last time. Runs on the worker thread, the index's only writer, so nothing is added
+/// between listing the store's keys and removing the missing ones.
+pub(super) fn prune_deleted(shared: &Shared) -> Result<()> {
+    let now = shared.store.episodes_deleted()?;
+    if now == shared.lock().deletions_seen {
+        return Ok(());
+    }
+    let live = shared.store.episode_keys(&shared.workspace_id)?;
+    {
+        let mut guard = shared.index.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(index) = guard.as_mut() {
+            let gone: Vec<i64> = index.keys().filter(|pk| !live.contains(pk)).collect();
+            for pk in gone {
+                index.remove(pk);
+            }
+        }
+    }
+    shared.lock().deletions_seen = now;
+    shared.changed.notify_all();
+    Ok(())
 }
 
 fn entry_meta(meta: &EpisodeMeta) -> EntryMeta<'_> {

@@ -523,3 +523,44 @@ fn rotation_events_are_neither_embedded_nor_indexed() {
     assert_eq!(episode_count(&memory), FILLER.len() + 1);
     assert_eq!(memory.embedding_status().indexed_episodes, FILLER.len());
 }
+
+#[test]
+fn episodes_a_replaced_tail_deleted_leave_the_index() {
+    use crate::store::{at, call, result};
+    use codeoid_core::canonical::Turn;
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), model_config());
+    let s = session(&memory, "growing log");
+    record_filler(&memory, &s, 0);
+    let log = |output: &str| {
+        vec![
+            at(Turn::user_text("check the build"), "u1", 500),
+            at(call("c1", "Bash", json!({"command": "make"})), "a1", 501),
+            at(result("c1", output, false), "r1", 502),
+            at(Turn::assistant_text("The build passes."), "f1", 503),
+            at(Turn::user_text("now the tests"), "u2", 504),
+        ]
+    };
+    let other = session(&memory, "log");
+    memory
+        .store()
+        .sync_turns(&other, 0, &log("make: compiling parser"), false)
+        .unwrap();
+    memory.flush().unwrap();
+    assert_eq!(
+        memory.embedding_status().indexed_episodes,
+        episode_count(&memory)
+    );
+    // The log is read again with the call's result complete: its episodes are derived anew.
+    let synced = memory
+        .store()
+        .sync_turns(&other, 0, &log("make: compiling parser\nmake: done"), false)
+        .unwrap();
+    assert!(synced.episodes_removed >= 1, "{synced:?}");
+    memory.flush().unwrap();
+    assert_eq!(
+        memory.embedding_status().indexed_episodes,
+        episode_count(&memory),
+        "the deleted episodes are gone from the index too"
+    );
+}
