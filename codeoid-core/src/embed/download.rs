@@ -108,7 +108,7 @@ pub(crate) fn download_snapshot(
         .chain(OPTIONAL_FILES.into_iter().map(|f| (f, false)))
         .chain([("model.safetensors", true)]);
 
-    let mut snapshot = None;
+    let mut snapshot: Option<PathBuf> = None;
     for (file, required) in files {
         let fetched = model
             .download_file()
@@ -118,7 +118,14 @@ pub(crate) fn download_snapshot(
             .send();
         let path = match fetched {
             Ok(path) => path,
-            Err(HFError::EntryNotFound { .. }) if !required => continue,
+            Err(HFError::EntryNotFound { .. }) if !required => {
+                // Recorded as the Hub's own clients do, so the snapshot reads as complete: an
+                // optional file that is simply absent is not one never fetched.
+                if let Some(dir) = &snapshot {
+                    mark_absent(dir, file)?;
+                }
+                continue;
+            }
             Err(err) => return Err(download_error(err, repo, revision, file, &source.endpoint)),
         };
         verify(&path, file, &source.endpoint)?;
@@ -131,6 +138,24 @@ pub(crate) fn download_snapshot(
     snapshot.ok_or_else(|| {
         Error::internal(format!("downloading {repo} produced no snapshot directory"))
     })
+}
+
+/// The marker saying that the repository has no `file` at the commit of `snapshot`
+/// (`models--…/.no_exist/<commit>/<file>`, the layout of the Hub's Python client).
+pub(crate) fn absent_marker(snapshot: &Path, file: &str) -> Option<PathBuf> {
+    let commit = snapshot.file_name()?;
+    let repo_folder = snapshot.parent()?.parent()?;
+    Some(repo_folder.join(".no_exist").join(commit).join(file))
+}
+
+fn mark_absent(snapshot: &Path, file: &str) -> Result<()> {
+    let Some(marker) = absent_marker(snapshot, file) else {
+        return Ok(());
+    };
+    if let Some(parent) = marker.parent() {
+        std::fs::create_dir_all(parent).map_err(|err| Error::io("create", parent, err))?;
+    }
+    std::fs::write(&marker, b"").map_err(|err| Error::io("write", &marker, err))
 }
 
 fn unavailable(message: String) -> Error {

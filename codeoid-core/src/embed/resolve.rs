@@ -15,8 +15,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::checkpoint::check_complete;
-use super::download::{DownloadSource, ProgressFn, download_snapshot};
+use super::checkpoint::{OPTIONAL_FILES, check_complete};
+use super::download::{DownloadSource, ProgressFn, absent_marker, download_snapshot};
 use super::embedder::{Embedder, EmbedderOptions};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -204,7 +204,11 @@ impl ModelLocator {
     }
 
     /// The newest complete snapshot of `repo` in `cache`: the one `refs/{revision}` names,
-    /// else any complete one (a cache filled by another tool may lack refs).
+    /// else any complete one (a cache filled by another tool may lack refs). Complete means the
+    /// required files, and each sentence-transformers file either present or recorded as absent
+    /// from the repository (`.no_exist`): a snapshot that another library filled with the
+    /// weights alone (`transformers`' `AutoModel`) lacks `1_Pooling/config.json` only because
+    /// nothing fetched it, and reading it would pool bge by the mean instead of its CLS token.
     fn cached_snapshot(&self, cache: &Path) -> Option<PathBuf> {
         let folder = cache.join(format!("models--{}", self.repo.replace('/', "--")));
         let snapshots = folder.join("snapshots");
@@ -215,19 +219,28 @@ impl ModelLocator {
         if let Some(dir) = by_ref
             .into_iter()
             .chain(by_commit)
-            .find(|dir| check_complete(dir).is_ok())
+            .find(|dir| snapshot_complete(dir))
         {
             return Some(dir);
         }
         let mut complete: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&snapshots)
             .ok()?
             .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|dir| check_complete(dir).is_ok())
+            .filter(|dir| snapshot_complete(dir))
             .map(|dir| (modified(&dir), dir))
             .collect();
         complete.sort();
         complete.pop().map(|(_, dir)| dir)
     }
+}
+
+/// Whether Hugging Face cache snapshot `dir` holds a whole checkpoint (see
+/// [`ModelLocator::cached_snapshot`]).
+fn snapshot_complete(dir: &Path) -> bool {
+    check_complete(dir).is_ok()
+        && OPTIONAL_FILES.iter().all(|file| {
+            dir.join(file).is_file() || absent_marker(dir, file).is_some_and(|m| m.exists())
+        })
 }
 
 fn modified(path: &Path) -> std::time::SystemTime {

@@ -314,6 +314,15 @@ fn optional_files_may_be_missing_but_required_ones_may_not() {
     let resolved = locator(&server, cache.path()).resolve(None).unwrap();
     assert!(!resolved.dir.join("1_Pooling/config.json").exists());
     assert!(resolved.dir.join("model.safetensors").is_file());
+    // Their absence is recorded, so the snapshot is found complete without the network.
+    drop(server);
+    let server = HubServer::start();
+    server.fail("config.json", Fault::Status(500));
+    let found = locator(&server, cache.path()).locate().unwrap();
+    assert_eq!(
+        (found.source, found.dir),
+        (ModelSource::HfCache, resolved.dir.clone())
+    );
 
     let server = HubServer::start();
     server.fail("tokenizer.json", Fault::Status(404));
@@ -330,6 +339,33 @@ fn optional_files_may_be_missing_but_required_ones_may_not() {
         0,
         "small files fail fast, before the weights"
     );
+}
+
+#[test]
+fn a_snapshot_another_library_filled_with_the_weights_alone_is_completed_first() {
+    // `transformers`' AutoModel fetches config, tokenizer and weights, never the
+    // sentence-transformers files: read as it is, bge would be pooled by the mean, not CLS.
+    let cache = tempfile::tempdir().unwrap();
+    let folder = cache.path().join("models--BAAI--bge-small-en-v1.5");
+    let partial = folder.join("snapshots").join(COMMIT);
+    std::fs::create_dir_all(&partial).unwrap();
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        std::fs::copy(model_dir().join(file), partial.join(file)).unwrap();
+    }
+    std::fs::create_dir_all(folder.join("refs")).unwrap();
+    std::fs::write(folder.join("refs/main"), COMMIT).unwrap();
+
+    let server = HubServer::start();
+    let locator = locator(&server, cache.path());
+    let err = locator.locate().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ModelUnavailable);
+    let resolved = locator.resolve(None).unwrap();
+    assert_eq!(resolved.source, ModelSource::Downloaded);
+    assert_eq!(resolved.dir, partial);
+    for file in ["1_Pooling/config.json", "sentence_bert_config.json"] {
+        assert!(resolved.dir.join(file).is_file(), "{file} fetched");
+    }
+    assert_eq!(locator.locate().unwrap().source, ModelSource::HfCache);
 }
 
 #[test]
