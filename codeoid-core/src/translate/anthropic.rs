@@ -138,14 +138,15 @@ fn tool_use(call: &ToolCall, at: (usize, usize), losses: &mut Losses) -> Value {
     json!({"type": "tool_use", "id": id, "name": call.name, "input": input})
 }
 
-/// Reports a `provider_id` the format has no slot for.
+/// Reports a `provider_id` the format has no slot for (one equal to the call id is carried by it).
 pub(crate) fn note_provider_id(
     call: &ToolCall,
     target: &str,
     at: (usize, usize),
     losses: &mut Losses,
 ) {
-    if let Some(provider_id) = &call.provider_id {
+    // Importers set the provider id to the call id itself: then nothing is lost.
+    if let Some(provider_id) = call.provider_id.as_ref().filter(|p| **p != call.id) {
         losses.part(
             at,
             LossKind::Dropped,

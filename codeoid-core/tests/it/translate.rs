@@ -1582,3 +1582,120 @@ proptest! {
         prop_assert_eq!(&again.value, &out.value);
     }
 }
+
+/// A tool call as importers write it: the provider id is the call id itself.
+fn imported_call(id: &str, name: &str, input: Value) -> Part {
+    Part::ToolCall(ToolCall {
+        id: id.into(),
+        provider_id: Some(id.into()),
+        name: name.into(),
+        input,
+    })
+}
+
+#[test]
+fn an_imported_call_translates_without_spurious_losses_or_ids_providers_refuse() {
+    let turns = vec![
+        user(vec![text("list the files")]),
+        assistant(vec![imported_call(
+            "toolu_01A",
+            "Bash",
+            json!({"command": "ls"}),
+        )]),
+        user(vec![result("toolu_01A", "a.rs", false)]),
+        assistant(vec![text("One file.")]),
+    ];
+    for format in [Format::Anthropic, Format::OpenaiChat, Format::Gemini] {
+        let out =
+            translate::to_messages(&turns, &backend(format, "m"), &Options::default()).unwrap();
+        assert!(out.is_lossless(), "{format}: {:#?}", out.losses);
+    }
+    // OpenAI Responses refuses an item id that is not its own (`fc_…`): it is left out.
+    let out = translate::to_messages(
+        &turns,
+        &backend(Format::OpenaiResponses, "gpt-5"),
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(out.is_lossless(), "{:#?}", out.losses);
+    let items = out.value.as_array().unwrap();
+    let call = items.iter().find(|i| i["type"] == "function_call").unwrap();
+    assert!(call.get("id").is_none(), "{call}");
+    assert_eq!(call["call_id"], "toolu_01A");
+
+    // Its own id goes with the reasoning item it followed, and only then.
+    let own = |with_reasoning: bool| {
+        let mut parts = Vec::new();
+        if with_reasoning {
+            parts.push(signed("openai", "gpt-5", "plan", "enc"));
+        }
+        parts.push(Part::ToolCall(ToolCall {
+            id: "call_1".into(),
+            provider_id: Some("fc_1".into()),
+            name: "Bash".into(),
+            input: json!({"command": "ls"}),
+        }));
+        vec![
+            user(vec![text("q")]),
+            assistant(parts),
+            user(vec![result("call_1", "a.rs", false)]),
+        ]
+    };
+    let sent = |turns: &[Turn]| {
+        let out = translate::to_messages(
+            turns,
+            &backend(Format::OpenaiResponses, "gpt-5"),
+            &Options::default(),
+        )
+        .unwrap();
+        let call = out
+            .value
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["type"] == "function_call")
+            .cloned()
+            .unwrap();
+        (call, out.losses)
+    };
+    let (call, losses) = sent(&own(true));
+    assert_eq!(call["id"], "fc_1");
+    assert!(losses.is_empty(), "{losses:#?}");
+    let (call, losses) = sent(&own(false));
+    assert!(call.get("id").is_none(), "{call}");
+    assert_eq!(losses.len(), 1);
+    assert_eq!(losses[0].kind, LossKind::Dropped);
+}
+
+#[test]
+fn gemini_gets_a_function_call_only_right_after_a_user_turn() {
+    // Two responses in a row in a real log: text, then the call.
+    let turns = vec![
+        user(vec![text("plan the feature")]),
+        assistant(vec![text("I'll track the tasks.")]),
+        assistant(vec![call("c1", "TodoWrite", json!({"todos": []}))]),
+        user(vec![result("c1", "ok", false)]),
+    ];
+    let out = translate::to_messages(
+        &turns,
+        &backend(Format::Gemini, "gemini-2.5-pro"),
+        &Options::default(),
+    )
+    .unwrap();
+    let contents = out.value.as_array().unwrap();
+    let roles: Vec<&str> = contents
+        .iter()
+        .map(|c| c["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "model", "user"], "{}", out.value);
+    let parts = contents[1]["parts"].as_array().unwrap();
+    assert_eq!(parts[0]["text"], "I'll track the tasks.");
+    assert_eq!(parts[1]["functionCall"]["name"], "TodoWrite");
+    assert!(
+        out.losses
+            .iter()
+            .any(|l| l.kind == LossKind::Merged && l.location.to_string() == "turn 2"),
+        "{:#?}",
+        out.losses
+    );
+}

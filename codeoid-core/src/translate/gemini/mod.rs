@@ -51,7 +51,9 @@ pub(crate) fn encode(
     options: &Options,
     losses: &mut Losses,
 ) -> Vec<Value> {
-    let mut contents = Vec::with_capacity(plan.turns.len());
+    let mut contents: Vec<Value> = Vec::with_capacity(plan.turns.len());
+    // The turn each content was written for.
+    let mut content_turns: Vec<usize> = Vec::with_capacity(plan.turns.len());
     for turn in &plan.turns {
         let mut parts = Parts::default();
         let mut first_call = true;
@@ -100,13 +102,45 @@ pub(crate) fn encode(
             }
         }
         parts.flush();
-        if !parts.list.is_empty() {
-            let role = match turn.role {
-                Role::User => "user",
-                Role::Assistant => "model",
-            };
-            contents.push(json!({"role": role, "parts": parts.list}));
+        if parts.list.is_empty() {
+            continue;
         }
+        let role = match turn.role {
+            Role::User => "user",
+            Role::Assistant => "model",
+        };
+        // Gemini refuses a function call that follows a model turn (400: it must come right
+        // after a user turn or function responses); a log can hold a model's text and its calls
+        // as turns in a row. The run of model turns before the calls becomes one turn with
+        // them, which reads back as that one turn (so sending it again sends the same).
+        let calls = turn
+            .pieces
+            .iter()
+            .any(|p| matches!(p.kind, PieceKind::Call(_)));
+        let mut list = parts.list;
+        let mut index = turn.index;
+        if role == "model" && calls {
+            while contents.last().is_some_and(|c| c["role"] == "model") {
+                let (Some(previous), Some(first)) = (contents.pop(), content_turns.pop()) else {
+                    break;
+                };
+                if let Value::Array(mut earlier) = previous["parts"].clone() {
+                    earlier.append(&mut list);
+                    list = earlier;
+                }
+                losses.turn(
+                    index,
+                    LossKind::Merged,
+                    format!(
+                        "merged into model turn {first}: gemini takes a function call only \
+                         right after a user turn or function responses"
+                    ),
+                );
+                index = first;
+            }
+        }
+        contents.push(json!({"role": role, "parts": list}));
+        content_turns.push(index);
     }
     contents
 }

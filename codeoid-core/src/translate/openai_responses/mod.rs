@@ -54,6 +54,8 @@ pub(crate) fn encode(
     for turn in &plan.turns {
         let before = items.len();
         let mut left_open = false;
+        // Whether this turn sent a reasoning item: a call's own `fc_…` id goes with it.
+        let mut reasoned = false;
         for piece in &turn.pieces {
             let at = piece.at;
             match &piece.kind {
@@ -71,6 +73,7 @@ pub(crate) fn encode(
                         (Verdict::Native, Some(signature)) => {
                             thinking::note_restamp(signature, backend, at, losses);
                             items.push(reasoning(t, signature, owner, at.1));
+                            reasoned = true;
                         }
                         _ => {
                             if let Some(text) = thinking::foreign(t, backend, options, at, losses) {
@@ -79,7 +82,7 @@ pub(crate) fn encode(
                         }
                     }
                 }
-                PieceKind::Call(call) => items.push(function_call(call, at, losses)),
+                PieceKind::Call(call) => items.push(function_call(call, at, reasoned, losses)),
                 PieceKind::Result { result, .. } => {
                     let call_id = ids::send(Format::OpenaiResponses, &result.call_id, at, losses);
                     let output = output(result, at, losses);
@@ -154,7 +157,17 @@ fn reasoning(thinking: &Thinking, signature: &Signature, owner: &Turn, part: usi
     Value::Object(item)
 }
 
-fn function_call(call: &ToolCall, at: (usize, usize), losses: &mut Losses) -> Value {
+/// A `function_call` item. Its item `id` is sent only when it is OpenAI's own (`fc_…`) and the
+/// reasoning item it followed is sent too (`reasoned`): OpenAI refuses any other id (another
+/// harness's `toolu_…` or `call_…`, 400 "expected an ID that begins with 'fc'") and an `fc_…`
+/// id without its reasoning (400 "provided without its required 'reasoning' item"). `call_id`
+/// pairs the output either way.
+fn function_call(
+    call: &ToolCall,
+    at: (usize, usize),
+    reasoned: bool,
+    losses: &mut Losses,
+) -> Value {
     let call_id = ids::send(Format::OpenaiResponses, &call.id, at, losses);
     let (arguments, note) = arguments::to_json_string(&call.input);
     if let Some(note) = note {
@@ -166,7 +179,19 @@ fn function_call(call: &ToolCall, at: (usize, usize), losses: &mut Losses) -> Va
     item.insert("name".into(), json!(call.name));
     item.insert("arguments".into(), json!(arguments));
     if let Some(provider_id) = &call.provider_id {
-        item.insert("id".into(), json!(provider_id));
+        if provider_id.starts_with("fc") && reasoned {
+            item.insert("id".into(), json!(provider_id));
+        } else if *provider_id != call.id {
+            losses.part(
+                at,
+                LossKind::Dropped,
+                format!(
+                    "item id {provider_id:?} of tool call {:?}: openai responses accepts only \
+                     its own (fc_...) ids, and only after their reasoning item",
+                    call.id
+                ),
+            );
+        }
     }
     Value::Object(item)
 }
