@@ -5,7 +5,8 @@
 //! (the task, demonstrations flagged `meta.demonstration`, and observations in the classic
 //! format) become user turns, `assistant` messages become assistant turns with their text and,
 //! in the function-calling format, `tool_calls` as tool calls (canonical id = the OpenAI call
-//! id), and `tool` messages become tool results for their `tool_call_ids`. In the classic
+//! id, suffixed `~2`, `~3`… when the trajectory reuses one), and `tool` messages become tool
+//! results for their `tool_call_ids`. In the classic
 //! format the model wrote its command inside the text; the harness's parsed `action` is kept in
 //! `meta.action` instead of inventing a tool call the model never made. When `history` is
 //! empty the `trajectory` steps (response, then observation) are used instead.
@@ -14,6 +15,7 @@
 //! submitted patch go to the session's meta. Turn ids are `history-<index>` (or
 //! `trajectory-<index>-response` / `-observation`): the file is written whole, once.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -79,6 +81,7 @@ pub(crate) fn read(
     }
 
     let mut builder = ConversationBuilder::new(SOURCE, None, true);
+    let mut call_ids = CallIds::default();
     let history = doc.get("history").and_then(Value::as_array);
     match history.filter(|h| !h.is_empty()) {
         Some(history) => {
@@ -86,7 +89,15 @@ pub(crate) fn read(
                 report.lines += 1;
                 let pointer = format!("/history/{index}");
                 let result = match entry.as_object() {
-                    Some(obj) => history_entry(&mut builder, obj, index, &session, report, path),
+                    Some(obj) => history_entry(
+                        &mut builder,
+                        &mut call_ids,
+                        obj,
+                        index,
+                        &session,
+                        report,
+                        path,
+                    ),
                     None => Err(format!(
                         "history entry is a JSON {}, not an object",
                         jsonl::kind_of(entry)
@@ -147,8 +158,46 @@ fn replay_model(config: Option<&Value>) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Canonical ids of the trajectory's tool calls. Some trajectories reuse an OpenAI call id for
+/// a later call (each answered before the next is made); canonical ids are unique within a
+/// conversation (translation refuses duplicates, and providers reject them), so a reused id gets
+/// a suffix (`call_x~2`) and the results after it answer that call. The original stays the
+/// provider id.
+#[derive(Default)]
+struct CallIds {
+    /// Original id → the canonical id of its latest call.
+    latest: HashMap<String, String>,
+    /// Original id → how many calls used it.
+    uses: HashMap<String, u32>,
+}
+
+impl CallIds {
+    /// The canonical id of a new call with id `original`.
+    fn call(&mut self, original: &str) -> String {
+        let uses = self.uses.entry(original.to_owned()).or_insert(0);
+        *uses += 1;
+        let id = if *uses == 1 {
+            original.to_owned()
+        } else {
+            format!("{original}~{uses}")
+        };
+        self.latest.insert(original.to_owned(), id.clone());
+        id
+    }
+
+    /// The canonical id of the call a result for `original` answers: its latest.
+    fn result(&self, original: &str) -> String {
+        self.latest
+            .get(original)
+            .cloned()
+            .unwrap_or_else(|| original.to_owned())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn history_entry(
     builder: &mut ConversationBuilder,
+    call_ids: &mut CallIds,
     obj: &Map<String, Value>,
     index: usize,
     session: &ImportedSession,
@@ -200,8 +249,8 @@ fn history_entry(
                     None => Value::Object(Map::new()),
                 };
                 parts.push(Part::ToolCall(ToolCall {
-                    provider_id: Some(id.clone()),
-                    id,
+                    id: call_ids.call(&id),
+                    provider_id: Some(id),
                     name,
                     input,
                 }));
@@ -231,7 +280,7 @@ fn history_entry(
                 .into_iter()
                 .map(|call_id| {
                     Part::ToolResult(ToolResult {
-                        call_id,
+                        call_id: call_ids.result(&call_id),
                         parts: text
                             .take()
                             .map(|text| vec![ToolResultPart::Text { text }])

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use crate::support::evaldata;
 use codeoid_core::ErrorKind;
-use codeoid_core::canonical::{Part, Role, ToolResultPart, Turn};
+use codeoid_core::canonical::{Part, Role, ToolCall, ToolResultPart, Turn};
 use codeoid_core::import::{
     self, Import, ImportedSession, LogFormat, Progress, SessionKind, TurnStats,
 };
@@ -897,6 +897,40 @@ fn swe_agent_trajectories_import_in_both_formats() {
         doc["history"][3]["content"].as_str().unwrap()
     );
     assert_eq!(s.meta["exit_status"], "submitted");
+    // It reuses one OpenAI call id for two calls in a row: canonical ids stay unique (the
+    // second is suffixed, its result follows it), the original is the provider id, and the
+    // session translates for every backend.
+    let calls: Vec<&ToolCall> = s
+        .turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let unique: HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(unique.len(), calls.len());
+    let reused = calls.iter().find(|c| c.id.ends_with("~2")).unwrap();
+    assert_eq!(
+        Some(reused.id.trim_end_matches("~2")),
+        reused.provider_id.as_deref()
+    );
+    let answered: HashSet<&str> = s
+        .turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answered, unique);
+    for format in codeoid_core::translate::Format::ALL {
+        let backend = codeoid_core::translate::Backend::new(format);
+        codeoid_core::translate::to_messages(&s.turns, &backend, &Default::default())
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
+    }
 
     let import = read("swe-agent-trajectories/pydicom__pydicom-1458.traj");
     let s = &import.sessions[0];
