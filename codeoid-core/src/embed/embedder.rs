@@ -63,6 +63,8 @@ pub struct Embedder {
     tokenizer: TextTokenizer,
     bert: Bert,
     specials: usize,
+    /// Tokens of the document instruction every window is sent with (0 without one).
+    document_prompt_tokens: usize,
     model_id: String,
     options: EmbedderOptions,
 }
@@ -104,6 +106,10 @@ impl Embedder {
         let checkpoint = Checkpoint::read(dir, options.name.as_deref())?;
         let tokenizer = TextTokenizer::load(dir, checkpoint.max_seq_len())?;
         let specials = tokenizer.special_token_count()?;
+        let document_prompt_tokens = match checkpoint.document_instruction() {
+            Some(instruction) => tokenizer.tokenize_plain(instruction)?.len(),
+            None => 0,
+        };
 
         let weights_path = dir.join("model.safetensors");
         let weights = std::fs::read(&weights_path).map_err(|err| {
@@ -144,6 +150,7 @@ impl Embedder {
             tokenizer,
             bert,
             specials,
+            document_prompt_tokens,
             model_id,
             options,
         })
@@ -235,9 +242,11 @@ impl Embedder {
     /// # Errors
     /// [`ErrorKind::Model`] when the tokenizer fails.
     pub fn episode_windows(&self, summary: &str, content: &str) -> Result<Vec<String>> {
+        // A window is sent with the document instruction before it: room is made for it, or
+        // the model's length limit would cut the window's end.
         episode_windows(
             &self.tokenizer,
-            self.specials,
+            self.specials + self.document_prompt_tokens,
             self.checkpoint.max_seq_len(),
             self.options.windows,
             summary,

@@ -180,6 +180,23 @@ fn a_declared_query_prompt_wins_over_the_known_model_table() {
     let doc = embedder.embed_documents(&["cargo build"]).unwrap();
     let by_hand = minilm().embed_documents(&["passage: cargo build"]).unwrap();
     assert!(max_abs_diff(&doc[0], &by_hand[0]) < 1e-5);
+
+    // Windows leave room for the prompt they are sent with: the end of a long output, in the
+    // last full window, still reaches the model (cut, its last word would change nothing).
+    let ending = "error: linker `cc` not found: the C toolchain is missing on this machine";
+    let windows = embedder
+        .episode_windows("Bash(cargo build)", &long_log(60, ending))
+        .unwrap();
+    let last = windows.last().unwrap();
+    assert!(last.ends_with(ending));
+    let without_last_word = last.trim_end_matches("machine");
+    let vectors = embedder
+        .embed_documents(&[last.as_str(), without_last_word])
+        .unwrap();
+    assert!(
+        max_abs_diff(&vectors[0], &vectors[1]) > 1e-4,
+        "the window's last word was cut off"
+    );
 }
 
 #[test]
