@@ -243,10 +243,17 @@ fn note_failure(shared: &Shared, episode_id: &str) {
     ));
 }
 
-/// The episodes' window vectors, or `None` when the model fails or panics on them.
+/// The episodes' window vectors, or `None` when the model fails or panics on them, or gives a
+/// value that is not finite (a checkpoint with broken weights): such a vector would be refused
+/// by the store for the whole batch, over and over, and hold every later episode back.
 fn embed(embedder: &Embedder, texts: &[EpisodeText<'_>]) -> Option<Vec<Vec<Vec<f32>>>> {
     match catch_unwind(AssertUnwindSafe(|| embedder.embed_episodes(texts))) {
-        Ok(Ok(vectors)) if vectors.len() == texts.len() => Some(vectors),
+        Ok(Ok(vectors))
+            if vectors.len() == texts.len()
+                && vectors.iter().flatten().flatten().all(|x| x.is_finite()) =>
+        {
+            Some(vectors)
+        }
         _ => None,
     }
 }

@@ -4,7 +4,9 @@
 //! by a drop or a SIGKILL embedded at the next open, a drop while the worker is busy, a model
 //! downloaded on the worker thread (and a stalled download that blocks nothing), and topic
 //! clusters in the workspace index from the worker's vectors, and stored vectors the index
-//! refuses embedded again; rotation events are never embedded.
+//! refuses embedded again; rotation events are never embedded; episodes a replaced tail deleted
+//! leave the index; a model giving non-finite vectors makes the worker give up on those
+//! episodes rather than stall.
 //!
 //! The kill test re-executes this test binary on the ignored test [`child_process`], which
 //! reads its role from `CODEOID_IT_CHILD`.
@@ -563,4 +565,47 @@ fn episodes_a_replaced_tail_deleted_leave_the_index() {
         episode_count(&memory),
         "the deleted episodes are gone from the index too"
     );
+}
+
+#[test]
+fn a_model_giving_non_finite_vectors_gives_up_on_episodes_instead_of_stalling() {
+    // The test model with one LayerNorm's weights set to NaN: every vector it gives is NaN.
+    let mut weights = std::fs::read(crate::embed::model_dir().join("model.safetensors")).unwrap();
+    let header = u64::from_le_bytes(weights[..8].try_into().unwrap()) as usize;
+    let meta: serde_json::Value = serde_json::from_slice(&weights[8..8 + header]).unwrap();
+    let offsets = &meta["embeddings.LayerNorm.weight"]["data_offsets"];
+    let (start, end) = (
+        8 + header + offsets[0].as_u64().unwrap() as usize,
+        8 + header + offsets[1].as_u64().unwrap() as usize,
+    );
+    for value in weights[start..end].chunks_mut(4) {
+        value.copy_from_slice(&f32::NAN.to_le_bytes());
+    }
+    let models = tempfile::tempdir().unwrap();
+    let broken = checkpoint_copy(models.path(), "broken", &[("model.safetensors", &weights)]);
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(
+        dir.path(),
+        MemoryConfig {
+            embedding: EmbeddingConfig {
+                model: ModelChoice::Dir(broken),
+                ..EmbeddingConfig::default()
+            },
+            ..MemoryConfig::default()
+        },
+    );
+    let s = session(&memory, "work");
+    record_filler(&memory, &s, 0);
+    // The worker moves on: the flush ends, nothing is indexed, and the failures are reported.
+    memory.flush().unwrap();
+    assert_eq!(memory.embedding_status().indexed_episodes, 0);
+    assert!(
+        memory
+            .warnings()
+            .iter()
+            .any(|w| w.contains(&format!("{} episode(s)", FILLER.len()))),
+        "{:?}",
+        memory.warnings()
+    );
+    assert!(embedded(&memory, &model_id(&memory)).is_empty());
 }
