@@ -335,20 +335,6 @@ impl Importer<'_> {
             Err(e) => return Err(e),
         };
         let existed = stored_turns.is_some();
-        if let Some(stored) = stored_turns.filter(|_| session.format.only_appends()) {
-            // Reading more of a log that only grows never yields fewer turns, so this is an
-            // older copy; its last turn may be a response cut short, which a sync would take
-            // for a change and replace everything stored after it with.
-            if (session.turns.len() as u64) < stored {
-                let reason = format!(
-                    "this log holds {} turns and the stored session {:?} {stored}: an older copy                      of a log that only grows, left out so the stored session is not rolled back",
-                    session.turns.len(),
-                    session.session_id
-                );
-                self.summary.skip(&session, reason);
-                return Ok(());
-            }
-        }
         if existed {
             // A log that grew keeps its first turn; one that starts elsewhere is another
             // conversation under the same id, and syncing it would replace this one.
@@ -363,6 +349,22 @@ impl Importer<'_> {
                     session.session_id,
                     stored_id.unwrap_or_default(),
                     incoming_id.unwrap_or_default()
+                );
+                self.summary.skip(&session, reason);
+                return Ok(());
+            }
+        }
+        if let Some(stored) = stored_turns.filter(|_| session.format.only_appends()) {
+            // Reading more of a log that only grows never yields fewer turns, so this is an
+            // older copy; its last turn may be a response cut short, which a sync would take
+            // for a change and replace everything stored after it with.
+            if (session.turns.len() as u64) < stored {
+                let reason = format!(
+                    "this log holds {} turns and the stored session {:?} {stored}: an older copy \
+                     of a log that only grows, left out so the stored session is not rolled \
+                     back",
+                    session.turns.len(),
+                    session.session_id
                 );
                 self.summary.skip(&session, reason);
                 return Ok(());
