@@ -180,9 +180,10 @@ impl VectorIndex {
         self.entries.is_empty()
     }
 
-    /// Windows (rows) indexed.
+    /// Windows (rows) of the indexed episodes (a removed episode's rows, still allocated, do
+    /// not count).
     pub fn rows(&self) -> usize {
-        self.scales.len()
+        self.entries.iter().map(|e| e.windows as usize).sum()
     }
 
     /// Whether episode `pk` is indexed.
@@ -496,7 +497,7 @@ mod tests {
         }
         assert!(index.remove(1));
         assert!(!index.remove(1), "once");
-        assert_eq!(index.len(), 2);
+        assert_eq!((index.len(), index.rows()), (2, 2));
         assert!(!index.contains(1) && index.mean_vector(1).is_none());
         let all = index.search(&unit(&[1.0, 1.0, 1.0]), &IndexFilter::default(), 10);
         let mut keys: Vec<i64> = all.iter().map(|(pk, _)| *pk).collect();
