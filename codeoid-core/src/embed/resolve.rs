@@ -159,6 +159,28 @@ impl ModelLocator {
                 repo: Some(self.repo.clone()),
             });
         }
+        if let Some(partial) = self
+            .hf_cache
+            .as_deref()
+            .and_then(|c| self.partial_snapshot(c))
+        {
+            let missing: Vec<&str> = OPTIONAL_FILES
+                .into_iter()
+                .filter(|f| !partial.join(f).is_file())
+                .collect();
+            return Err(Error::new(
+                ErrorKind::ModelUnavailable,
+                format!(
+                    "the cached snapshot of {} at {} has no {} (another library fetched the \
+                     weights alone?), so its pooling and limits are unknown; allow codeoid to \
+                     download the missing files, or set {MODEL_DIR_ENV} to a complete \
+                     sentence-transformers checkpoint",
+                    self.repo,
+                    partial.display(),
+                    missing.join(", ")
+                ),
+            ));
+        }
         let cache = self.hf_cache.as_ref().map_or_else(
             || "no Hugging Face cache configured".to_owned(),
             |c| c.display().to_string(),
@@ -231,6 +253,18 @@ impl ModelLocator {
             .collect();
         complete.sort();
         complete.pop().map(|(_, dir)| dir)
+    }
+
+    /// A snapshot of `repo` in `cache` with the required files but not the sentence-transformers
+    /// ones (see [`ModelLocator::cached_snapshot`]), for a precise error.
+    fn partial_snapshot(&self, cache: &Path) -> Option<PathBuf> {
+        let snapshots = cache
+            .join(format!("models--{}", self.repo.replace('/', "--")))
+            .join("snapshots");
+        std::fs::read_dir(snapshots)
+            .ok()?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .find(|dir| check_complete(dir).is_ok())
     }
 }
 

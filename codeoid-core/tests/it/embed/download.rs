@@ -359,6 +359,12 @@ fn a_snapshot_another_library_filled_with_the_weights_alone_is_completed_first()
     let locator = locator(&server, cache.path());
     let err = locator.locate().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ModelUnavailable);
+    assert!(
+        err.message()
+            .contains("has no 1_Pooling/config.json, sentence_bert_config.json"),
+        "{}",
+        err.message()
+    );
     let resolved = locator.resolve(None).unwrap();
     assert_eq!(resolved.source, ModelSource::Downloaded);
     assert_eq!(resolved.dir, partial);
