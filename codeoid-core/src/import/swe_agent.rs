@@ -194,7 +194,6 @@ impl CallIds {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn history_entry(
     builder: &mut ConversationBuilder,
     call_ids: &mut CallIds,
