@@ -662,6 +662,34 @@ fn codex_rollouts_import_with_usage_from_cumulative_deltas() {
 }
 
 #[test]
+fn a_codex_content_item_of_an_unknown_type_keeps_its_message() {
+    let item = |json: &str| {
+        format!(r#"{{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{json}}}"#)
+    };
+    let log = [
+        r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w"}}"#.to_owned(),
+        item(r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"say it"}]}"#),
+        item(r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"kept"},{"type":"output_audio","data":"UklGRg=="}]}"#),
+    ]
+    .join("\n");
+    let import = import::read_bytes(
+        LogFormat::Codex,
+        Path::new("rollout-x.jsonl"),
+        log.as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(import.report.malformed_lines_skipped, 0);
+    assert_eq!(import.report.unsupported_parts, 1);
+    let answer = import.sessions[0].turns.last().unwrap();
+    assert_eq!(answer.role, Role::Assistant);
+    assert_eq!(answer.text(), "kept");
+    assert_eq!(
+        answer.meta["unsupported_parts"],
+        serde_json::json!([{"type": "output_audio", "data": "UklGRg=="}])
+    );
+}
+
+#[test]
 fn codex_token_counts_that_repeat_are_never_double_counted() {
     let tc = |input: u64, cached: u64, output: u64| {
         format!(

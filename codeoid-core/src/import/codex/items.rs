@@ -47,11 +47,14 @@ pub(super) fn reasoning_text(item: &Map<String, Value>) -> String {
 }
 
 /// Content items of a message: `input_text`/`output_text` → text, `refusal` → text,
-/// `input_image` → image.
-pub(super) fn message_parts(content: Option<&Value>) -> Result<Vec<Part>, String> {
+/// `input_image` → image. Items of any other type (one a newer Codex writes) are returned
+/// verbatim beside the parts, for `meta.unsupported_parts`: the message is kept.
+pub(super) fn message_parts(content: Option<&Value>) -> Result<(Vec<Part>, Vec<Value>), String> {
     let items = match content {
         Some(Value::Array(items)) => items,
-        Some(Value::String(text)) => return Ok(vec![Part::Text { text: text.clone() }]),
+        Some(Value::String(text)) => {
+            return Ok((vec![Part::Text { text: text.clone() }], Vec::new()));
+        }
         Some(other) => {
             return Err(format!(
                 "message content is a JSON {}, not an array",
@@ -61,6 +64,7 @@ pub(super) fn message_parts(content: Option<&Value>) -> Result<Vec<Part>, String
         None => return Err("message has no \"content\"".to_owned()),
     };
     let mut parts = Vec::with_capacity(items.len());
+    let mut unsupported = Vec::new();
     for (index, item) in items.iter().enumerate() {
         let obj = item.as_object().ok_or_else(|| {
             format!(
@@ -80,10 +84,10 @@ pub(super) fn message_parts(content: Option<&Value>) -> Result<Vec<Part>, String
                     parts.push(Part::Image(fields::image_from_url(url)));
                 }
             }
-            other => return Err(format!("content item {index} has unknown type {other:?}")),
+            _ => unsupported.push(item.clone()),
         }
     }
-    Ok(parts)
+    Ok((parts, unsupported))
 }
 
 /// A call output: a string, `{content, success}`, or an array of `input_text`/`input_image`.

@@ -246,7 +246,12 @@ impl Reader<'_> {
         match kind {
             "message" => {
                 let role = str_field(&item, "role").unwrap_or_default();
-                let parts = message_parts(item.get("content"))?;
+                let (parts, unsupported) = message_parts(item.get("content"))?;
+                if !unsupported.is_empty() {
+                    report.unsupported_parts += unsupported.len() as u64;
+                    head.meta
+                        .insert("unsupported_parts".to_owned(), Value::Array(unsupported));
+                }
                 match role {
                     "user" => {
                         if is_harness_context(&parts) {
