@@ -8,7 +8,7 @@ use std::process::Command;
 
 use crate::support::evaldata;
 use codeoid_core::ErrorKind;
-use codeoid_core::canonical::{Part, Role, ToolCall, ToolResultPart, Turn};
+use codeoid_core::canonical::{Part, Role, ToolCall, ToolResult, ToolResultPart, Turn};
 use codeoid_core::import::{
     self, Import, ImportedSession, LogFormat, Progress, SessionKind, TurnStats,
 };
@@ -853,6 +853,36 @@ fn gemini_chats_import_from_json_and_patched_jsonl() {
         result_texts(failed)[0].1,
         "Failed to edit, 0 occurrences found for old_string"
     );
+}
+
+#[test]
+fn a_gemini_call_that_ended_without_output_keeps_its_failure() {
+    let log = [
+        r#"{"sessionId":"g2","projectHash":"h","startTime":"2026-01-01T00:00:00Z","kind":"main"}"#,
+        r#"{"id":"m1","timestamp":"2026-01-01T00:00:01Z","type":"user","content":"edit it"}"#,
+        r#"{"id":"m2","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":"","toolCalls":[{"id":"t1","name":"replace","args":{"file_path":"a.rs"},"status":"cancelled"},{"id":"t2","name":"shell","args":{"command":"make"},"status":"executing"}]}"#,
+    ]
+    .join("\n");
+    let import = import::read_bytes(
+        LogFormat::GeminiCli,
+        Path::new("session-y.jsonl"),
+        log.as_bytes(),
+    )
+    .unwrap();
+    let s = &import.sessions[0];
+    let results: Vec<&ToolResult> = s
+        .turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    // The cancelled call's ending is its result; the running one has none yet.
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].call_id, "t1");
+    assert!(results[0].is_error && results[0].parts.is_empty());
 }
 
 #[test]

@@ -202,14 +202,25 @@ fn add_message(
                         .cloned()
                         .unwrap_or_else(|| Value::Object(Map::new())),
                 }));
-                if let Some(result) = call.get("result").filter(|r| !r.is_null()) {
-                    let status = str_field(call, "status").unwrap_or_default();
-                    let (parts, failed) = result_parts(result);
-                    results.push(Part::ToolResult(ToolResult {
+                let status = str_field(call, "status").unwrap_or_default();
+                let ended = matches!(status, "error" | "cancelled");
+                match call.get("result").filter(|r| !r.is_null()) {
+                    Some(result) => {
+                        let (parts, failed) = result_parts(result);
+                        results.push(Part::ToolResult(ToolResult {
+                            call_id: id,
+                            parts,
+                            is_error: failed || ended,
+                        }));
+                    }
+                    // Refused or cancelled before it produced anything: its failure is its
+                    // result (a call still running has none yet and stays pending).
+                    None if ended => results.push(Part::ToolResult(ToolResult {
                         call_id: id,
-                        parts,
-                        is_error: failed || matches!(status, "error" | "cancelled"),
-                    }));
+                        parts: Vec::new(),
+                        is_error: true,
+                    })),
+                    None => {}
                 }
             }
             let mut head = head(message.id.clone());
