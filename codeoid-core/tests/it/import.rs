@@ -95,6 +95,32 @@ fn result_texts(turn: &Turn) -> Vec<(&str, String)> {
         .collect()
 }
 
+/// Every tool call of `session`, in order.
+fn calls_of(session: &ImportedSession) -> Vec<&ToolCall> {
+    session
+        .turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every tool result of `session`, in order.
+fn results_of(session: &ImportedSession) -> Vec<&ToolResult> {
+    session
+        .turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
 fn find_turn<'a>(import: &'a Import, id: &str) -> (&'a ImportedSession, &'a Turn) {
     import
         .sessions
@@ -260,14 +286,10 @@ fn inline_sidechains_of_older_versions_become_linked_subagent_sessions() {
     let main = main[0];
     // Its one summary line names a leaf in another file: it titles another session.
     assert_eq!(main.title, None);
-    let task_calls: Vec<&str> = main
-        .turns
-        .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolCall(c) if c.name == "Task" => Some(c.id.as_str()),
-            _ => None,
-        })
+    let task_calls: Vec<&str> = calls_of(main)
+        .into_iter()
+        .filter(|c| c.name == "Task")
+        .map(|c| c.id.as_str())
         .collect();
     for sub in &subs {
         check_invariants(sub);
@@ -297,14 +319,9 @@ fn inline_sidechains_of_older_versions_become_linked_subagent_sessions() {
         line["message"]["content"].as_str().unwrap()
     );
     // The main conversation still pairs each Task call with its result across the sidechains.
-    let results: HashSet<&str> = main
-        .turns
+    let results: HashSet<&str> = results_of(main)
         .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolResult(r) => Some(r.call_id.as_str()),
-            _ => None,
-        })
+        .map(|r| r.call_id.as_str())
         .collect();
     assert!(task_calls.iter().all(|c| results.contains(c)));
 }
@@ -870,15 +887,7 @@ fn a_gemini_call_that_ended_without_output_keeps_its_failure() {
     )
     .unwrap();
     let s = &import.sessions[0];
-    let results: Vec<&ToolResult> = s
-        .turns
-        .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolResult(r) => Some(r),
-            _ => None,
-        })
-        .collect();
+    let results = results_of(s);
     // The cancelled call's ending is its result; the running one has none yet.
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].call_id, "t1");
@@ -958,15 +967,7 @@ fn swe_agent_trajectories_import_in_both_formats() {
     // It reuses one OpenAI call id for two calls in a row: canonical ids stay unique (the
     // second is suffixed, its result follows it), the original is the provider id, and the
     // session translates for every backend.
-    let calls: Vec<&ToolCall> = s
-        .turns
-        .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolCall(c) => Some(c),
-            _ => None,
-        })
-        .collect();
+    let calls = calls_of(s);
     let unique: HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(unique.len(), calls.len());
     let reused = calls.iter().find(|c| c.id.ends_with("~2")).unwrap();
@@ -974,15 +975,7 @@ fn swe_agent_trajectories_import_in_both_formats() {
         Some(reused.id.trim_end_matches("~2")),
         reused.provider_id.as_deref()
     );
-    let answered: HashSet<&str> = s
-        .turns
-        .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolResult(r) => Some(r.call_id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let answered: HashSet<&str> = results_of(s).iter().map(|r| r.call_id.as_str()).collect();
     assert_eq!(answered, unique);
     for format in codeoid_core::translate::Format::ALL {
         let backend = codeoid_core::translate::Backend::new(format);
