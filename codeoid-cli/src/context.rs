@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use codeoid_core::retrieve::ModelChoice;
-use codeoid_core::store::{Store, Workspace, WorkspaceSource, default_path};
+use codeoid_core::store::{Store, Workspace, default_path};
 use codeoid_core::{Memory, MemoryConfig};
 
 /// Global options, resolved on demand.
@@ -93,20 +93,8 @@ impl Context {
         config.embedding.model = ModelChoice::Disabled;
         if self.workspace.is_none() {
             let store = self.store()?;
-            if let Ok(session) = store.session(id) {
-                let record = store
-                    .workspaces()?
-                    .into_iter()
-                    .find(|w| w.id == session.workspace_id && w.tenant == config.tenant);
-                if let Some(record) = record {
-                    let workspace = Workspace::from_parts(
-                        &record.tenant,
-                        &record.key,
-                        &session.root,
-                        WorkspaceSource::Directory,
-                    );
-                    return Ok(Memory::for_workspace(store, workspace, config)?);
-                }
+            if let Some(workspace) = store.session_workspace(id, &config.tenant)? {
+                return Ok(Memory::for_workspace(store, workspace, config)?);
             }
         }
         self.memory_with(config)
@@ -116,19 +104,10 @@ impl Context {
         let store = self.store()?;
         let workspace = match self.workspace.as_deref() {
             Some(id) if id.starts_with("ws_") && !std::path::Path::new(id).exists() => {
-                let record = store
-                    .workspaces()?
-                    .into_iter()
-                    .find(|w| w.id == id)
-                    .with_context(|| {
-                        format!("workspace {id} is not in the store; `codeoid stats` lists them")
-                    })?;
-                Workspace::from_parts(
-                    &record.tenant,
-                    &record.key,
-                    &record.root,
-                    WorkspaceSource::Directory,
-                )
+                let record = store.workspace_record(id)?.with_context(|| {
+                    format!("workspace {id} is not in the store; `codeoid stats` lists them")
+                })?;
+                record.at_root(&record.root)
             }
             Some(dir) => Workspace::resolve_for_tenant(dir, &config.tenant)?,
             None => Workspace::resolve_for_tenant(std::env::current_dir()?, &config.tenant)?,

@@ -237,7 +237,10 @@ impl Importer<'_> {
         // stays where it is (stored alone before its parent, or by an older codeoid), so its
         // log goes on syncing instead of being refused as a session of another workspace.
         if session.kind == SessionKind::Subagent {
-            if let Some(stored) = self.stored_workspace(&session.session_id)? {
+            let stored = self
+                .store
+                .session_workspace(&session.session_id, &self.options.tenant)?;
+            if let Some(stored) = stored {
                 return Ok(Some(stored));
             }
         }
@@ -252,23 +255,6 @@ impl Importer<'_> {
             Some(dir) => self.resolve(dir).map(Some),
             None => Ok(None),
         }
-    }
-
-    /// The workspace session `id` is stored in, when it is and belongs to this import's tenant.
-    fn stored_workspace(&self, id: &str) -> Result<Option<Workspace>> {
-        let session = match self.store.session(id) {
-            Ok(session) => session,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let record = self
-            .store
-            .workspaces()?
-            .into_iter()
-            .find(|w| w.id == session.workspace_id && w.tenant == self.options.tenant);
-        Ok(record.map(|w| {
-            Workspace::from_parts(&w.tenant, &w.key, session.root, WorkspaceSource::Directory)
-        }))
     }
 
     fn lineage(&self, session: &ImportedSession) -> Option<Lineage> {

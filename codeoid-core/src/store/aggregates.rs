@@ -16,9 +16,10 @@ use rusqlite::{OptionalExtension, params, params_from_iter};
 use super::connection::db_error;
 use super::episodes::{self, StoredEpisode, StoredPath, path_from_row};
 use super::sessions::{self, Session};
+use super::workspace::{Workspace, WorkspaceSource};
 use super::{Store, from_millis};
 use crate::canonical::PathAccess;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 
 /// Counts for a workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +67,26 @@ pub struct WorkspaceRecord {
     pub created_at: DateTime<Utc>,
 }
 
+impl WorkspaceRecord {
+    /// This stored workspace as a [`Workspace`] checked out at `root`: the same id, tenant
+    /// and identity key, without resolving any directory again (the checkout it was
+    /// registered from may be gone, or be another worktree of the same repository).
+    pub fn at_root(&self, root: impl Into<std::path::PathBuf>) -> Workspace {
+        Workspace::from_parts(&self.tenant, &self.key, root, WorkspaceSource::Directory)
+    }
+}
+
+/// A `WorkspaceRecord` from the columns `id, tenant, key, root, created_at`.
+fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<WorkspaceRecord> {
+    Ok(WorkspaceRecord {
+        id: r.get(0)?,
+        tenant: r.get(1)?,
+        key: r.get(2)?,
+        root: r.get(3)?,
+        created_at: from_millis(r.get(4)?),
+    })
+}
+
 fn limit(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -81,19 +102,42 @@ impl Store {
                 "SELECT id, tenant, key, root, created_at FROM workspaces ORDER BY created_at, id",
             )
             .and_then(|mut stmt| {
-                stmt.query_map([], |r| {
-                    Ok(WorkspaceRecord {
-                        id: r.get(0)?,
-                        tenant: r.get(1)?,
-                        key: r.get(2)?,
-                        root: r.get(3)?,
-                        created_at: from_millis(r.get(4)?),
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
+                stmt.query_map([], record_from_row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(|e| db_error("cannot list workspaces", e))
         })
+    }
+
+    /// The workspace registered as `id`, if any.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn workspace_record(&self, id: &str) -> Result<Option<WorkspaceRecord>> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT id, tenant, key, root, created_at FROM workspaces WHERE id = ?1",
+            )
+            .and_then(|mut stmt| stmt.query_row([id], record_from_row).optional())
+            .map_err(|e| db_error(&format!("cannot read workspace {id}"), e))
+        })
+    }
+
+    /// The workspace session `session_id` is stored in, checked out at the session's root,
+    /// when that session exists and its workspace belongs to `tenant`; `None` otherwise.
+    ///
+    /// # Errors
+    /// A database error if a read fails.
+    pub fn session_workspace(&self, session_id: &str, tenant: &str) -> Result<Option<Workspace>> {
+        let session = match self.session(session_id) {
+            Ok(session) => session,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(self
+            .workspace_record(&session.workspace_id)?
+            .filter(|record| record.tenant == tenant)
+            .map(|record| record.at_root(session.root)))
     }
 
     /// Episode and session counts and the latest activity of `workspace_id`.

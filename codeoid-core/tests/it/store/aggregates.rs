@@ -175,3 +175,38 @@ fn reads_of_live_files_record_their_hash() {
         expected
     );
 }
+
+#[test]
+fn a_stored_session_names_its_workspace_at_its_own_root() {
+    let (_dir, store) = temp_store();
+    let ws = Workspace::from_parts("acme", "/repo/.git", "/repo/wt", WorkspaceSource::Git);
+    let s = session(&store, &ws, "a", 0);
+
+    let record = store.workspace_record(ws.id()).unwrap().unwrap();
+    assert_eq!(
+        (record.tenant.as_str(), record.key.as_str()),
+        ("acme", "/repo/.git")
+    );
+    assert!(
+        store
+            .workspace_record("ws_0000000000000000")
+            .unwrap()
+            .is_none()
+    );
+
+    let found = store.session_workspace(&s.id, "acme").unwrap().unwrap();
+    assert_eq!(found.id(), ws.id());
+    assert_eq!(found.key(), "/repo/.git");
+    assert_eq!(found.root(), std::path::Path::new("/repo/wt"));
+    assert!(
+        store.session_workspace(&s.id, "").unwrap().is_none(),
+        "another tenant's workspace is not offered"
+    );
+    assert!(
+        store
+            .session_workspace("no-such-session", "acme")
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(record.at_root("/elsewhere").id(), ws.id());
+}
