@@ -5,7 +5,8 @@
 //! (object `input`, id remapped to `^[a-zA-Z0-9_-]+$`), `tool_result` (string or block `content`,
 //! `is_error`). Results arrive first in the user message after the calls (see `normalize`).
 //!
-//! Anthropic cannot carry: images in assistant messages, empty text blocks, images of other types
+//! Anthropic cannot carry: images in assistant messages, text blocks that are empty or only
+//! whitespace, a failed tool result without content (it gets `"(no output)"`), images of other types
 //! than JPEG/PNG/GIF/WebP, media types of URL or file images, `provider_id`s, unsigned or foreign
 //! thinking. Each is reported. Reading back accepts a string `content` as one text block and does
 //! not validate pairing (that is the writer's job).
@@ -26,6 +27,9 @@ use super::normalize::{PieceKind, Plan};
 use super::read;
 use super::thinking::{self, Verdict};
 
+/// The content of a failed tool result that has none: Anthropic requires some.
+const NO_OUTPUT: &str = "(no output)";
+
 const ACCEPTED_IMAGES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// Writes the planned turns as Anthropic messages.
@@ -42,10 +46,10 @@ pub(crate) fn encode(
         for piece in &turn.pieces {
             let at = piece.at;
             match &piece.kind {
-                PieceKind::Text(text) if text.is_empty() => losses.part(
+                PieceKind::Text(text) if text.trim().is_empty() => losses.part(
                     at,
                     LossKind::Dropped,
-                    "empty text part; anthropic rejects empty text blocks",
+                    "blank text part; anthropic rejects text blocks without non-whitespace text",
                 ),
                 PieceKind::Text(text) => content.push(json!({"type": "text", "text": text})),
                 PieceKind::Image(_) if turn.role == Role::Assistant => losses.part(
@@ -163,36 +167,40 @@ fn tool_result(result: &ToolResult, at: (usize, usize), losses: &mut Losses) -> 
     let mut block = Map::new();
     block.insert("type".into(), json!("tool_result"));
     block.insert("tool_use_id".into(), json!(id));
-    match result.parts.as_slice() {
-        [] => {}
-        [ToolResultPart::Text { text }] => {
-            block.insert("content".into(), json!(text));
+    let mut content = Vec::with_capacity(result.parts.len());
+    for part in &result.parts {
+        match part {
+            ToolResultPart::Text { text } if text.trim().is_empty() => losses.part(
+                at,
+                LossKind::Dropped,
+                "blank text in a tool result; anthropic rejects text blocks without \
+                 non-whitespace text",
+            ),
+            ToolResultPart::Text { text } => {
+                content.push(json!({"type": "text", "text": text}));
+            }
+            ToolResultPart::Image(image) => content.extend(image_block(image, at, losses)),
         }
-        parts => {
-            let mut content = Vec::with_capacity(parts.len());
-            for part in parts {
-                match part {
-                    ToolResultPart::Text { text } if text.is_empty() => losses.part(
-                        at,
-                        LossKind::Dropped,
-                        "empty text in a tool result; anthropic rejects empty text blocks",
-                    ),
-                    ToolResultPart::Text { text } => {
-                        content.push(json!({"type": "text", "text": text}));
-                    }
-                    ToolResultPart::Image(image) => content.extend(image_block(image, at, losses)),
-                }
-            }
-            // Some parts may have been dropped: use the form that reads back as what was sent.
-            match content.as_mut_slice() {
-                [] => {}
-                [single] if single["type"] == "text" => {
-                    block.insert("content".into(), single["text"].take());
-                }
-                _ => {
-                    block.insert("content".into(), Value::Array(content));
-                }
-            }
+    }
+    // One text is sent as a string, the form the API documents and reads back the same.
+    match content.as_mut_slice() {
+        [] if result.is_error => {
+            losses.part(
+                at,
+                LossKind::Synthesized,
+                format!(
+                    "{NO_OUTPUT:?} as the content of a failed tool result without output; \
+                     anthropic rejects an error result with empty content"
+                ),
+            );
+            block.insert("content".into(), json!(NO_OUTPUT));
+        }
+        [] => {}
+        [single] if single["type"] == "text" => {
+            block.insert("content".into(), single["text"].take());
+        }
+        _ => {
+            block.insert("content".into(), Value::Array(content));
         }
     }
     if result.is_error {

@@ -191,7 +191,9 @@ pub struct Options {
     pub gemini_call_ids: bool,
     /// Gemini: a `thoughtSignature` to put on the first `functionCall` of a model turn that has
     /// no native signature (a turn from another provider), so Gemini 3 accepts the history.
-    /// Google documents [`GEMINI_SKIP_SIGNATURE`] for this. Read back, the value is ignored.
+    /// Google documents [`GEMINI_SKIP_SIGNATURE`] for this, and `None` (the default) sends it
+    /// to models named `gemini-3…` and later, nothing to earlier ones. Read back, the value
+    /// and Google's documented placeholders are ignored.
     pub gemini_missing_signature: Option<String>,
     /// Gemini tool declarations: pass the schema verbatim as `parametersJsonSchema` instead of
     /// sanitizing it into the OpenAPI subset accepted by `parameters`.

@@ -49,6 +49,8 @@ pub fn to_request(
     options: &Options,
 ) -> Result<Translation<Value>> {
     let plan = normalize::plan(turns)?;
+    // An empty system prompt says nothing, and Gemini rejects an empty text part.
+    let system = system.filter(|s| !s.is_empty());
     let mut losses = Losses::default();
     let messages = super::encode(&plan, turns, backend, options, &mut losses);
     let mut all = plan.losses;

@@ -1699,3 +1699,120 @@ fn gemini_gets_a_function_call_only_right_after_a_user_turn() {
         out.losses
     );
 }
+
+#[test]
+fn anthropic_gets_no_blank_text_and_a_failed_result_always_has_content() {
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![
+            text("\n\n"),
+            call("c1", "Bash", json!({"command": "false"})),
+            call("c2", "Bash", json!({"command": "true"})),
+        ]),
+        user(vec![
+            Part::ToolResult(ToolResult {
+                call_id: "c1".into(),
+                parts: vec![],
+                is_error: true,
+            }),
+            result("c2", "", false),
+            text(" \n"),
+            text("next"),
+        ]),
+    ];
+    let out = translate::to_messages(
+        &turns,
+        &backend(Format::Anthropic, "claude-x"),
+        &Options::default(),
+    )
+    .unwrap();
+    let messages = out.value.as_array().unwrap();
+    assert_eq!(
+        messages[1]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["tool_use", "tool_use"],
+        "a blank text block is not sent"
+    );
+    let blocks = messages[2]["content"].as_array().unwrap();
+    assert_eq!(blocks[0]["is_error"], true);
+    assert_eq!(blocks[0]["content"], "(no output)");
+    assert!(blocks[1].get("content").is_none(), "{}", blocks[1]);
+    assert_eq!(blocks[2], json!({"type": "text", "text": "next"}));
+    assert_eq!(blocks.len(), 3);
+    let kinds: Vec<LossKind> = out.losses.iter().map(|l| l.kind).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == LossKind::Dropped).count(),
+        3,
+        "{:#?}",
+        out.losses
+    );
+    assert!(kinds.contains(&LossKind::Synthesized), "{:#?}", out.losses);
+}
+
+#[test]
+fn gemini_gets_no_empty_text_and_gemini_3_signs_foreign_calls_by_default() {
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![text(""), call("c1", "Read", json!({"path": "a"}))]),
+        user(vec![result("c1", "ok", false)]),
+    ];
+    let options = Options::default();
+    let request = |model: &str| {
+        translate::to_request(
+            Some(""),
+            &turns,
+            &[],
+            &backend(Format::Gemini, model),
+            &options,
+        )
+        .unwrap()
+    };
+    let three = request("gemini-3-pro-preview");
+    assert!(
+        three.value.get("systemInstruction").is_none(),
+        "{}",
+        three.value
+    );
+    let model = &three.value["contents"][1];
+    assert_eq!(model["parts"].as_array().unwrap().len(), 1, "{model}");
+    assert_eq!(model["parts"][0]["thoughtSignature"], GEMINI_SKIP_SIGNATURE);
+    assert!(
+        three.losses.iter().any(|l| l.kind == LossKind::Dropped),
+        "{:#?}",
+        three.losses
+    );
+    for model in ["models/gemini-3.1-flash", "gemini-10-ultra"] {
+        assert_eq!(
+            request(model).value["contents"][1]["parts"][0]["thoughtSignature"],
+            GEMINI_SKIP_SIGNATURE,
+            "{model}"
+        );
+    }
+    for model in ["gemini-2.5-pro", "gemma-3-27b", "gemini-exp"] {
+        let value = request(model).value;
+        assert!(
+            value["contents"][1]["parts"][0]
+                .get("thoughtSignature")
+                .is_none(),
+            "{model}: {value}"
+        );
+    }
+    // The placeholder is not a signature when read back, whatever the options say.
+    let back = translate::from_messages(
+        &three.value["contents"],
+        &backend(Format::Gemini, "gemini-3-pro-preview"),
+        &options,
+    )
+    .unwrap()
+    .value
+    .turns;
+    assert!(
+        matches!(back[1].parts[..], [Part::ToolCall(_)]),
+        "{:?}",
+        back[1].parts
+    );
+}

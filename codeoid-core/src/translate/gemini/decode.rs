@@ -15,10 +15,17 @@ use crate::error::{Error, Result};
 
 use super::{ATTACHED_IMAGES_KEY, is_url};
 use crate::translate::arguments;
-use crate::translate::backend::{Backend, Options};
+use crate::translate::backend::{Backend, GEMINI_SKIP_SIGNATURE, Options};
 use crate::translate::ids;
 use crate::translate::loss::{LossKind, Losses};
 use crate::translate::read;
+
+/// The `thoughtSignature` values Google documents for calls Gemini did not make: they skip
+/// validation and carry no reasoning, so they are not read back as signatures.
+const PLACEHOLDER_SIGNATURES: [&str; 2] = [
+    GEMINI_SKIP_SIGNATURE,
+    "context_engineering_is_the_way_to_go",
+];
 
 /// Reads Gemini contents back into canonical turns.
 pub(crate) fn decode(
@@ -56,7 +63,10 @@ pub(crate) fn decode(
             p += 1;
             let signature = read::opt_string(part, "thoughtSignature", &part_path)?
                 .or(read::opt_string(part, "thought_signature", &part_path)?)
-                .filter(|s| options.gemini_missing_signature.as_deref() != Some(*s))
+                .filter(|s| {
+                    options.gemini_missing_signature.as_deref() != Some(*s)
+                        && !PLACEHOLDER_SIGNATURES.contains(s)
+                })
                 .map(|value| Signature {
                     provider: backend.provider.clone(),
                     model: backend.model.clone(),

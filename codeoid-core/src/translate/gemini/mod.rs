@@ -21,7 +21,9 @@
 //!   content, and calls get the generated id `gemini_call_{content}_{part}`. `normalize` already
 //!   guarantees one response per call, in call order, in the next content.
 //! - [`Options::gemini_missing_signature`] is put on the first call of a model content that has no
-//!   native signature, and ignored when read back.
+//!   native signature (by default [`GEMINI_SKIP_SIGNATURE`] for Gemini 3 and later models), and
+//!   it and the documented placeholders are ignored when read back.
+//! - Empty text parts are not sent (Gemini rejects an empty text parameter).
 
 mod decode;
 
@@ -33,12 +35,29 @@ use crate::canonical::{Image, ImageSource, Role, ToolCall, ToolResult, ToolResul
 
 use crate::translate::anthropic::note_provider_id;
 use crate::translate::arguments;
-use crate::translate::backend::{Backend, Format, Options};
+use crate::translate::backend::{Backend, Format, GEMINI_SKIP_SIGNATURE, Options};
 use crate::translate::ids;
 use crate::translate::loss::{LossKind, Losses};
 use crate::translate::media;
 use crate::translate::normalize::{PieceKind, Plan};
 use crate::translate::thinking::{self, Verdict};
+
+/// The `thoughtSignature` for a model content's first call that has none of its own:
+/// [`Options::gemini_missing_signature`], or by default Google's documented placeholder for
+/// Gemini 3 and later, which reject unsigned calls (earlier models take them as they are).
+fn missing_signature(backend: &Backend, options: &Options) -> Option<String> {
+    options.gemini_missing_signature.clone().or_else(|| {
+        let model = backend.model.as_deref()?;
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        let major: String = model
+            .strip_prefix("gemini-")?
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let major: u32 = major.parse().ok()?;
+        (major >= 3).then(|| GEMINI_SKIP_SIGNATURE.to_owned())
+    })
+}
 
 /// Key of a function response that counts the image parts following it.
 pub const ATTACHED_IMAGES_KEY: &str = "attached_images";
@@ -60,6 +79,11 @@ pub(crate) fn encode(
         for piece in &turn.pieces {
             let at = piece.at;
             match &piece.kind {
+                PieceKind::Text(text) if text.is_empty() => losses.part(
+                    at,
+                    LossKind::Dropped,
+                    "empty text part; gemini rejects an empty text parameter",
+                ),
                 PieceKind::Text(text) => parts.push(json!({"text": text})),
                 PieceKind::Image(image) => parts.extend(image_part(image, at, losses)),
                 PieceKind::Thinking(t) => {
@@ -89,7 +113,7 @@ pub(crate) fn encode(
                 }
                 PieceKind::Call(call) => {
                     if first_call && parts.pending.is_none() {
-                        parts.pending = options.gemini_missing_signature.clone();
+                        parts.pending = missing_signature(backend, options);
                     }
                     first_call = false;
                     parts.push(function_call(call, options, at, losses));
