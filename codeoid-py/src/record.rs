@@ -5,7 +5,6 @@
 use codeoid_core::canonical::Turn;
 use codeoid_core::memory::TurnOutcome as CoreOutcome;
 use codeoid_core::store::Recorded as CoreRecorded;
-use codeoid_core::translate::{self, Options};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -14,7 +13,7 @@ use crate::convert::{self, Count};
 use crate::memory::PyMemory;
 use crate::repr;
 use crate::rotation::{Rotation, RotationDecision};
-use crate::translate::{backend, message_turn, turns_to_py};
+use crate::translate::{backend, message_list_turns, message_turn, recording_lock, turns_to_py};
 
 /// A stored turn and the episodes it completed.
 #[pyclass(frozen, get_all, eq, module = "codeoid")]
@@ -150,6 +149,7 @@ impl PyMemory {
                 let message = convert::to_json(&turn, "turn")?;
                 detached(py, move || {
                     let backend = backend(&format, provider, model)?;
+                    let _numbering = recording_lock();
                     let mut turn = message_turn(&memory, &session_id, message, &backend)?;
                     apply(&mut turn, None, None, usage);
                     memory.record_turn(&session_id, &turn)
@@ -203,9 +203,9 @@ impl PyMemory {
                 let messages = convert::to_json(&turns, "turns")?;
                 detached(py, move || {
                     let backend = backend(&format, provider, model)?;
-                    let conversation =
-                        translate::from_messages(&messages, &backend, &Options::default())?;
-                    memory.record_turns(&session_id, &conversation.value.turns)
+                    let _numbering = recording_lock();
+                    let turns = message_list_turns(&memory, &session_id, &messages, &backend)?;
+                    memory.record_turns(&session_id, &turns)
                 })?
             }
         };

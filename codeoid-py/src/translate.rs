@@ -10,7 +10,13 @@
 //! message's generated ids are therefore renumbered with the session's turn sequence number
 //! (unique within the session), and a `functionResponse` without an id is read together with
 //! the session's latest assistant turn so it pairs with that turn's call by name, as Gemini
-//! intends.
+//! intends. A message list's generated ids (`gemini_call_{content}_{part}`, calls and the
+//! responses paired with them) get the session's turn count in front, so two lists never
+//! number two calls alike. Recording provider messages holds one lock from reading that count to
+//! writing the turns, so threads recording into one session cannot read the same count.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use codeoid_core::canonical::{Part, Role, Turn};
 use codeoid_core::memory::Memory;
@@ -23,8 +29,19 @@ use serde_json::Value;
 use crate::boundary::{attached, detached};
 use crate::convert;
 
+/// The prefix of the ids the Gemini reader gives calls without one.
+const GEMINI_GENERATED: &str = "gemini_call_";
+
 /// The prefix the Gemini reader gives calls without an id in a one-message list.
 const GEMINI_GENERATED_PREFIX: &str = "gemini_call_0_";
+
+/// Held from reading a session's turn count to recording the turns numbered with it.
+static RECORDING: Mutex<()> = Mutex::new(());
+
+/// The lock for recording provider messages (see the module docs).
+pub(crate) fn recording_lock() -> MutexGuard<'static, ()> {
+    RECORDING.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Assistant turns looked at, backwards, for the call a Gemini response answers.
 const GEMINI_CONTEXT_SCAN: u64 = 16;
@@ -113,6 +130,53 @@ pub(crate) fn message_turn(
             backend.format.name()
         ))),
     }
+}
+
+/// The canonical turns a provider message list of session `session_id` translates to, with
+/// Gemini's generated ids made unique within the session (see the module docs).
+pub(crate) fn message_list_turns(
+    memory: &Memory,
+    session_id: &str,
+    messages: &Value,
+    backend: &Backend,
+) -> Result<Vec<Turn>> {
+    let mut turns = translate::from_messages(messages, backend, &Options::default())?
+        .value
+        .turns;
+    if backend.format == Format::Gemini {
+        let count = memory.session(session_id)?.turn_count;
+        // Ids the messages carry themselves stay as they are.
+        let given: HashSet<&str> = messages
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.get("parts")?.as_array())
+            .flatten()
+            .filter_map(|p| p.get("functionCall").or_else(|| p.get("functionResponse")))
+            .filter_map(|inner| inner.get("id")?.as_str())
+            .collect();
+        let renumber = |id: &mut String| {
+            let generated = !given.contains(id.as_str())
+                && id.strip_prefix(GEMINI_GENERATED).is_some_and(|rest| {
+                    rest.split_once('_').is_some_and(|(c, p)| {
+                        [c, p]
+                            .iter()
+                            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    })
+                });
+            if generated {
+                id.insert_str(GEMINI_GENERATED.len(), &format!("{count}_"));
+            }
+        };
+        for part in turns.iter_mut().flat_map(|t| t.parts.iter_mut()) {
+            match part {
+                Part::ToolCall(call) => renumber(&mut call.id),
+                Part::ToolResult(result) => renumber(&mut result.call_id),
+                _ => {}
+            }
+        }
+    }
+    Ok(turns)
 }
 
 fn gemini_turns(

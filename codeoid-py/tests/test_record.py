@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -113,6 +114,57 @@ def test_gemini_calls_without_ids_stay_unique_and_pair_by_name(
         assert episode.content.endswith(f"## Result\n{content}")
     ids = [p["id"] for t in memory.turns(session.id) for p in t["parts"] if p["type"] == "tool_call"]
     assert len(set(ids)) == 2, ids
+
+
+def gemini_exchange(path: str) -> list[dict[str, Any]]:
+    """A prompt, a call without an id, and its response without an id, as Gemini sends them."""
+    return [
+        {"role": "user", "parts": [{"text": f"read {path}"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "Read", "args": {"file_path": path}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "Read", "response": {"output": path}}}]},
+    ]
+
+
+def test_gemini_message_lists_number_calls_without_ids_uniquely_across_calls(
+    memory: codeoid.Memory, session: codeoid.Session
+) -> None:
+    memory.record_turns(session.id, gemini_exchange("a.rs"), format="gemini")
+    memory.record_turn(session.id, gemini_exchange("b.rs")[1], format="gemini")
+    memory.record_turn(session.id, gemini_exchange("b.rs")[2], format="gemini")
+    memory.record_turns(session.id, gemini_exchange("c.rs"), format="gemini")
+    given = gemini_exchange("d.rs")
+    given[1]["parts"][0]["functionCall"]["id"] = "gemini_call_7_0"
+    given[2]["parts"][0]["functionResponse"]["id"] = "gemini_call_7_0"
+    memory.record_turns(session.id, given, format="gemini")
+    turns = memory.turns(session.id)
+    calls = [p["id"] for t in turns for p in t["parts"] if p["type"] == "tool_call"]
+    results = [p["call_id"] for t in turns for p in t["parts"] if p["type"] == "tool_result"]
+    assert len(set(calls)) == 4, calls
+    assert results == calls, "each response keeps its call's id"
+    assert calls[3] == "gemini_call_7_0", "an id the message carries is kept"
+    # A session whose ids repeat cannot be translated or forked; this one can.
+    assert codeoid.to_messages(turns, "anthropic")["messages"]
+    memory.fork(session.id, "on claude", format="anthropic")
+
+
+def test_gemini_calls_recorded_from_threads_get_distinct_ids(
+    memory: codeoid.Memory, session: codeoid.Session
+) -> None:
+    memory.record_turn(session.id, {"role": "user", "parts": [{"text": "go"}]}, format="gemini")
+
+    def record(i: int) -> None:
+        for j in range(25):
+            memory.record_turn(session.id, {"role": "model", "parts": [
+                {"functionCall": {"name": "Read", "args": {"file_path": f"{i}/{j}.rs"}}}]}, format="gemini")
+
+    threads = [threading.Thread(target=record, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    calls = [p["id"] for t in memory.turns(session.id) for p in t["parts"] if p["type"] == "tool_call"]
+    assert len(calls) == 200
+    assert len(set(calls)) == 200, sorted(calls)
 
 
 def test_usage_is_recorded_and_drives_the_decision(memory: codeoid.Memory, session: codeoid.Session) -> None:
