@@ -16,6 +16,6 @@ pub use episode::{
 };
 pub use turn::{
     CallUsage, Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResult,
-    ToolResultPart, Turn, Usage,
+    ToolResultPart, Turn, Usage, check_timestamp,
 };
 pub(crate) use turn::{ROTATION_SEED_CLOSE, ROTATION_SEED_OPEN, without_rotation_seed};

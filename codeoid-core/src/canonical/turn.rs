@@ -18,7 +18,7 @@
 //!
 //! This module validates shape ([`Turn::validate`]); it does not know about storage or providers.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -67,7 +67,11 @@ pub struct Turn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// When the turn happened. `None` means "now" to the store.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "rfc3339_or_null"
+    )]
     pub timestamp: Option<DateTime<Utc>>,
     /// Free-form metadata kept verbatim (for example `{"compaction_summary": true}` or
     /// `{"sidechain": true}` from an importer).
@@ -366,7 +370,8 @@ impl Turn {
     /// Checks the invariants the store and translators rely on.
     ///
     /// # Errors
-    /// [`crate::ErrorKind::InvalidInput`] when the id is empty, a tool call has an empty id or name,
+    /// [`crate::ErrorKind::InvalidInput`] when the id is empty, the timestamp lies outside the
+    /// years 1 to 9999, a tool call has an empty id or name,
     /// a tool call appears in a user turn, a tool result or thinking in an assistant turn... The
     /// message names the part by index.
     pub fn validate(&self) -> Result<()> {
@@ -376,6 +381,9 @@ impl Turn {
                     "turn id is empty; omit \"id\" to let the store assign one",
                 ));
             }
+        }
+        if let Some(at) = self.timestamp {
+            check_timestamp(at, "turn timestamp")?;
         }
         let role = self.role.as_str();
         for (index, part) in self.parts.iter().enumerate() {
@@ -421,6 +429,41 @@ impl Turn {
         }
         Ok(())
     }
+}
+
+/// A turn's `timestamp`: an RFC 3339 string or null, with an error that says so (chrono's own
+/// names neither the field nor the format).
+fn rfc3339_or_null<'de, D>(deserializer: D) -> std::result::Result<Option<DateTime<Utc>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let Some(text) = Option::<String>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    // The same parse chrono's own `Deserialize` uses, so every stored turn reads back.
+    text.parse::<DateTime<chrono::FixedOffset>>()
+        .map(|at| Some(at.with_timezone(&Utc)))
+        .map_err(|e| {
+            serde::de::Error::custom(format!(
+                "timestamp {text:?} is not an RFC 3339 time ({e}); expected a string such as \
+                 2026-01-31T12:00:00Z"
+            ))
+        })
+}
+
+/// Checks that `at` (named `what` in the error) lies in the years 1 to 9999: what RFC 3339,
+/// which every binding prints times in, and Python's `datetime` can hold.
+///
+/// # Errors
+/// [`crate::ErrorKind::InvalidInput`] naming `what` and the time outside that range.
+pub fn check_timestamp(at: DateTime<Utc>, what: &str) -> Result<()> {
+    if (1..=9999).contains(&at.year()) {
+        return Ok(());
+    }
+    Err(Error::invalid_input(format!(
+        "{what} {at} is outside the years 1 to 9999; expected an RFC 3339 time such as \
+         2026-01-31T12:00:00Z"
+    )))
 }
 
 /// Opening tag of the block a rotation seed puts before the first message after a rotation

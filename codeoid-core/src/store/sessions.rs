@@ -20,6 +20,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use super::connection::db_error;
 use super::workspace::Workspace;
 use super::{Store, fresh_id, from_millis, to_millis};
+use crate::canonical::check_timestamp;
 use crate::error::{Error, ErrorKind, Result};
 
 /// How a session descends from another.
@@ -259,6 +260,14 @@ impl Store {
                     "session id is empty; omit it to let the store mint one",
                 ));
             }
+        }
+        if let Some(id) = new.id.as_deref().filter(|id| id.contains('\0')) {
+            return Err(Error::invalid_input(format!(
+                "session id {id:?} holds a NUL character; ids are printable text"
+            )));
+        }
+        if let Some(at) = new.created_at {
+            check_timestamp(at, "session created_at")?;
         }
         if let Some(lineage) = &new.lineage {
             if lineage.parent_session_id.trim().is_empty() {

@@ -291,6 +291,14 @@ fn malformed_turns_are_rejected_and_nothing_changes() {
             r#"{"role": "assistant", "parts": [{"type": "tool_call", "id": "", "name": "x", "input": {}}]}"#,
             "empty id",
         ),
+        (
+            r#"{"role": "user", "parts": [], "timestamp": "nope"}"#,
+            "timestamp \"nope\" is not an rfc 3339 time",
+        ),
+        (
+            r#"{"role": "user", "parts": [], "timestamp": "+10000-01-01T00:00:00Z"}"#,
+            "outside the years 1 to 9999",
+        ),
     ] {
         let err = Turn::from_json(json).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{json}");
@@ -310,6 +318,25 @@ fn malformed_turns_are_rejected_and_nothing_changes() {
     empty_id.id = Some("  ".into());
     let err = store.record_turn(&s.id, &empty_id).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    // A time Python and RFC 3339 cannot hold would break every later read of the session.
+    let mut far = Turn::user_text("x");
+    far.timestamp = Some(chrono::DateTime::<chrono::Utc>::MAX_UTC);
+    let err = store.record_turn(&s.id, &far).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.message().contains("turn timestamp"), "{err}");
+    for new in [
+        NewSession {
+            created_at: Some(chrono::DateTime::<chrono::Utc>::MIN_UTC),
+            ..NewSession::default()
+        },
+        NewSession {
+            id: Some("a\0b".into()),
+            ..NewSession::default()
+        },
+    ] {
+        let err = store.create_session(&ws, new).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    }
     let mut bad_result = result("c", "x", false);
     bad_result.role = codeoid_core::canonical::Role::Assistant;
     let batch = [
