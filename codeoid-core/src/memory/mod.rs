@@ -187,6 +187,15 @@ impl Memory {
         }
     }
 
+    /// Checks that each session named is one of this workspace's: a label relative to, or a
+    /// filter on, a session that is not there would quietly mislabel or match nothing.
+    fn require_sessions<'a>(&self, ids: impl IntoIterator<Item = Option<&'a str>>) -> Result<()> {
+        for id in ids.into_iter().flatten() {
+            self.session(id)?;
+        }
+        Ok(())
+    }
+
     /// Every session of this workspace, oldest first.
     ///
     /// # Errors
@@ -231,12 +240,14 @@ impl Memory {
     /// The model-facing text of a timeline page, labelled relative to `current_session`.
     ///
     /// # Errors
-    /// As [`Memory::timeline`].
+    /// As [`Memory::timeline`]; [`crate::ErrorKind::NotFound`] when `current_session` is not in
+    /// this workspace.
     pub fn timeline_text(
         &self,
         current_session: Option<&str>,
         query: &TimelineQuery,
     ) -> Result<String> {
+        self.require_sessions([current_session])?;
         self.store
             .timeline_text(self.workspace.id(), current_session, query)
     }
@@ -252,8 +263,10 @@ impl Memory {
     /// The model-facing text of episode `id` (header, then the exact stored content).
     ///
     /// # Errors
-    /// As [`Memory::episode`].
+    /// As [`Memory::episode`]; [`crate::ErrorKind::NotFound`] when `current_session` is not in
+    /// this workspace.
     pub fn episode_text(&self, current_session: Option<&str>, id: &str) -> Result<String> {
+        self.require_sessions([current_session])?;
         self.store
             .episode_text(self.workspace.id(), current_session, id)
     }

@@ -21,13 +21,19 @@ impl Memory {
     /// worker reaches them); call [`Memory::flush`] first when that matters.
     ///
     /// # Errors
-    /// [`crate::ErrorKind::NotFound`] when `current_session` is not in this workspace;
-    /// [`crate::ErrorKind::InvalidInput`] for a limit outside 1..=100 or an empty time range;
+    /// [`crate::ErrorKind::NotFound`] when `current_session`, or a session the filters name, is
+    /// not in this workspace; [`crate::ErrorKind::InvalidInput`] for a limit outside 1..=100 or an
+    /// empty time range;
     /// database errors.
     pub fn recall(&self, current_session: Option<&str>, query: &RecallQuery) -> Result<Vec<Hit>> {
         let mut query = query.clone();
+        let filters = &query.filters;
+        self.require_sessions([
+            current_session,
+            filters.session_id.as_deref(),
+            filters.exclude_session_id.as_deref(),
+        ])?;
         if let Some(session) = current_session {
-            self.session(session)?;
             if !query.include_current_session {
                 let from_pk = self.store.live_context_start(session)?.unwrap_or(i64::MIN);
                 query.filters.exclude_live = Some((session.to_owned(), from_pk));

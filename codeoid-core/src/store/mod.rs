@@ -179,6 +179,7 @@ impl Store {
     ///   [`MIN_CAP_BYTES`].
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let path = path.as_ref();
+        validate_path(path)?;
         validate_options(&options)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
@@ -402,6 +403,23 @@ fn set_wal(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()>
             Err(e) => return Err(connection::open_error(path, e)),
         }
     }
+}
+
+/// Refuses the paths that name no file: SQLite would open an empty one as a temporary
+/// database and `:memory:` as a private one, neither shared by the store's connections.
+fn validate_path(path: &Path) -> Result<()> {
+    if path.as_os_str().is_empty() {
+        return Err(Error::invalid_input(
+            "the store path is empty; expected a file path such as codeoid.db",
+        ));
+    }
+    if path.as_os_str() == ":memory:" {
+        return Err(Error::invalid_input(
+            "the store path is \":memory:\"; the store's writer, readers and checkpointer share \
+             one file, so give a file path (a temporary directory's, for a throwaway store)",
+        ));
+    }
+    Ok(())
 }
 
 /// Milliseconds since the Unix epoch: how the store keeps time.

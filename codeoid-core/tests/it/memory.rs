@@ -435,6 +435,35 @@ fn another_workspace_is_not_found() {
         b.record_turn(&s, &Turn::user_text("x")).unwrap_err().kind(),
         ErrorKind::NotFound
     );
+    // Another workspace's session (or a typo) is not a session to label or filter by: an error,
+    // not a page labelled against nothing or a recall that quietly matches nothing.
+    let page = TimelineQuery::default();
+    assert_eq!(
+        b.timeline_text(Some(&s), &page).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        a.episode_text(Some("no-such-session"), &id)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    assert!(a.episode_text(Some(&s), &id).is_ok());
+    for filter in [true, false] {
+        let mut query = RecallQuery::new("private");
+        if filter {
+            query.filters.session_id = Some("no-such-session".into());
+        } else {
+            query.filters.exclude_session_id = Some("no-such-session".into());
+        }
+        assert_eq!(
+            a.recall(None, &query).unwrap_err().kind(),
+            ErrorKind::NotFound
+        );
+    }
+    let mut mine = RecallQuery::new("private");
+    mine.filters.session_id = Some(s.clone());
+    assert!(a.recall(None, &mine).is_ok());
 }
 
 /// Issue 4's end-to-end replay: a long real Claude Code session, turn by turn with its real

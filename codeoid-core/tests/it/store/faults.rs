@@ -538,3 +538,12 @@ fn a_read_only_directory_is_an_io_error_naming_the_path() {
     let s = &store.sessions(workspace("/w").id()).unwrap()[0];
     assert_eq!(store.turns(&s.id, ..).unwrap()[0].turn.text(), "kept");
 }
+
+#[test]
+fn a_path_that_names_no_file_is_invalid_input() {
+    for (path, needle) in [("", "empty"), (":memory:", ":memory:")] {
+        let err = Store::open(path).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{path:?}: {err}");
+        assert!(err.message().contains(needle), "{err}");
+    }
+}
