@@ -178,7 +178,8 @@ impl<'r> Runner<'r> {
     /// Runs `command`, stores its raw output in `sink`, and returns what to show.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidInput`] for an empty command; [`ErrorKind::Io`] when the shell cannot
+    /// [`ErrorKind::InvalidInput`] for an empty command or one holding a NUL character;
+    /// [`ErrorKind::Io`] when the shell cannot
     /// be started or its output cannot be read. A failing command is not an error: its exit code
     /// is in the result. A failing sink is not an error either: see [`RunOutput::store_error`].
     pub fn run(&self, command: &str, sink: &dyn RawOutputSink) -> Result<RunOutput> {
@@ -186,6 +187,12 @@ impl<'r> Runner<'r> {
             return Err(Error::invalid_input(
                 "the command to run is empty; pass a shell command line such as \"cargo test\"",
             ));
+        }
+        if let Some(at) = command.find('\0') {
+            return Err(Error::invalid_input(format!(
+                "the command to run holds a NUL character at byte {at}; a shell command line \
+                 cannot carry one"
+            )));
         }
         let (stdout, stderr, exit_code) = self.execute(command)?;
         let (episode_id, store_error) = match sink.store_raw(command, &stdout, &stderr, exit_code) {

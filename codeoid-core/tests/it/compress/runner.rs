@@ -178,6 +178,9 @@ fn bad_commands_and_shells_are_clear_errors() {
     let sink = MemorySink::new();
     let err = Runner::new(&registry).run("  ", &sink).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let err = Runner::new(&registry).run("echo a\0b", &sink).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.message().contains("NUL character at byte 6"), "{err}");
     let err = Runner::new(&registry)
         .shell("/nonexistent/shell")
         .run("ls", &sink)
