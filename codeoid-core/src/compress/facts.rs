@@ -35,6 +35,15 @@ pub const DIAGNOSTICS: &[&str] = &[
     // (not Rust paths such as `RecvError::Closed`: the colon must end the word).
     r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning):(?:\s|$)",
     r"(?i)\b(?:panicked at|traceback \(most recent call last\)|segmentation fault|core dumped)",
+    // A diagnostic after its location, wherever the line starts: `src/a.ts(10,5): error TS2322`,
+    // `a.py:3: error: …`, `main.c:3:7: fatal error: …`, eslint's `  12:5  error  …`.
+    r"(?i)(?:\S:\d+(?::\d+)?:|\S\(\d+(?:,\d+)?\):|^\s*\d+:\d+)\s+(?:fatal )?(?:error|warning)\b",
+    // `file.go:3:2: undefined: Foo`: a file with an extension, line, column and a message.
+    r"^\S+\.[A-Za-z0-9]+:\d+:\d+: \S",
+    // Where a rustc diagnostic points: `  --> src/lib.rs:3:5`.
+    r"^\s*--> \S+:\d+:\d+",
+    // A Python traceback's frames: `  File "app.py", line 3, in main`.
+    r#"^\s*File ".+", line \d+"#,
     // Exit codes, as shells and harnesses report them.
     r"(?i)^\s*(?:exit (?:code|status)|exited with(?: code)?)[: ]+\d+",
 ];
@@ -184,6 +193,13 @@ mod tests {
             "Traceback (most recent call last):",
             "--- FAIL: TestParse (0.00s)",
             "Exit code 2",
+            "src/f.ts(10,5): error TS2322: Type 'string' is not assignable",
+            "a.py:3: error: Incompatible return value type",
+            "main.c:3:7: fatal error: missing.h: No such file or directory",
+            "./x.go:3:2: undefined: Foo",
+            "  12:5  error  'x' is assigned a value but never used  no-unused-vars",
+            "  --> src/mod7.rs:4:9",
+            "  File \"/app/main.py\", line 12, in <module>",
         ] {
             assert!(facts.is_fact(line), "{line:?} should be a fact");
         }
@@ -191,6 +207,9 @@ mod tests {
             "test parse::ok ... ok",
             "    Finished `test` profile",
             "errors.rs | 4 ++--",
+            "src/lib.rs:12:    let error = 3;",
+            "src/lib.rs:12:5:fn main() {",
+            "2024-01-02 12:00:01 request served",
         ] {
             assert!(!facts.is_fact(line), "{line:?} should not be a fact");
         }

@@ -85,6 +85,36 @@ fn fifty_megabytes_of_unknown_output_keep_head_tail_and_errors() {
 }
 
 #[test]
+fn located_compiler_errors_in_the_middle_survive_the_fallback() {
+    let registry = Registry::builtin().unwrap();
+    let errors = [
+        "src/f.ts(10,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+        "a.py:3: error: Incompatible return value type (got \"int\", expected \"str\")",
+        "main.c:3:7: error: 'y' undeclared (first use in this function)",
+        "./x.go:3:2: undefined: Foo",
+        "  12:5  error  'x' is assigned a value but never used  no-unused-vars",
+        "  --> src/mod7.rs:4:9",
+        "  File \"/app/main.py\", line 12, in <module>",
+    ];
+    let filler = |from: usize| -> String {
+        (from..from + 200)
+            .map(|i| format!("compiling unit {i} of the project\n"))
+            .collect()
+    };
+    let out = format!("{}{}\n{}", filler(0), errors.join("\n"), filler(200));
+    for command in ["tsc -p .", "make", "cargo build"] {
+        let compressed = registry.compress(command, out.as_bytes()).unwrap();
+        for line in errors {
+            assert!(
+                compressed.text.lines().any(|l| l == line),
+                "{command}: lost {line:?}"
+            );
+        }
+        assert!(compressed.kept_ratio < 0.5, "{}", compressed.kept_ratio);
+    }
+}
+
+#[test]
 fn repeated_lines_collapse_even_when_huge() {
     let registry = Registry::builtin().unwrap();
     let out = "warning: this line repeats\n".repeat(2_000_000);
