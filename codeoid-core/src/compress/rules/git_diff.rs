@@ -9,8 +9,10 @@
 //! - `GIT binary patch` data;
 //! - runs of unchanged context longer than `max_context` (they only occur with `-U<n>` or
 //!   `--function-context`): the middle of the run;
-//! - hunks longer than `max_hunk_lines`: the middle of the hunk, with its `+`/`-` counts;
-//! - the hunks of a file after its first `max_file_lines` lines of hunks (their headers stay).
+//! - hunks still longer than `max_hunk_lines` rows once their context is shortened: the middle
+//!   of the hunk, with its `+`/`-` counts (shortening first keeps the changed lines of a
+//!   `-U100` hunk);
+//! - the hunks of a file after its first `max_file_lines` rows of hunks (their headers stay).
 //!
 //! Returns nothing when nothing was cut.
 
@@ -256,8 +258,9 @@ fn emit_file(
             cut = true;
             continue;
         }
-        shown += body.len();
-        cut |= emit_hunk(params, body, out);
+        let (hunk_cut, rows) = emit_hunk(params, body, out);
+        shown += rows;
+        cut |= hunk_cut;
     }
     cut
 }
@@ -277,29 +280,65 @@ fn count_changes(lines: &[&str], hunks: &[(usize, usize, usize)]) -> (usize, usi
     (added, removed)
 }
 
-/// Writes a hunk body: middle cut when too long, long context runs shortened. Returns whether
-/// anything was cut.
-fn emit_hunk(params: &Params, body: &[&str], out: &mut Output) -> bool {
-    if body.len() > params.max_hunk_lines && params.hunk_head + params.hunk_tail < body.len() {
-        let middle = &body[params.hunk_head..body.len() - params.hunk_tail];
-        emit_context_aware(params, &body[..params.hunk_head], out);
-        let added = middle.iter().filter(|l| l.starts_with('+')).count();
-        let removed = middle.iter().filter(|l| l.starts_with('-')).count();
-        let detail = format!("+{} -{}", thousands(added), thousands(removed));
-        out.marker_with("", middle.len(), "hunk lines", &detail);
-        emit_context_aware(params, &body[body.len() - params.hunk_tail..], out);
-        return true;
-    }
-    emit_context_aware(params, body, out)
+/// One row of a hunk as shown: a line, or a run of unchanged lines shortened to a marker.
+enum Row<'a> {
+    Line(&'a str),
+    Unchanged(usize),
 }
 
-/// Writes hunk lines, shortening runs of unchanged lines longer than `max_context`.
-fn emit_context_aware(params: &Params, body: &[&str], out: &mut Output) -> bool {
-    let mut cut = false;
+impl Row<'_> {
+    /// The hunk lines this row stands for.
+    fn lines(&self) -> usize {
+        match self {
+            Row::Line(_) => 1,
+            Row::Unchanged(n) => *n,
+        }
+    }
+}
+
+/// Writes a hunk body: long runs of unchanged lines shortened first, then the middle cut when
+/// what remains is still too long, so the changed lines are what a long hunk keeps. Returns
+/// whether anything was cut and how many rows were written.
+fn emit_hunk(params: &Params, body: &[&str], out: &mut Output) -> (bool, usize) {
+    let rows = shorten_context(params, body);
+    let shortened = rows.len() < body.len();
+    let (head, tail) = (params.hunk_head, params.hunk_tail);
+    if rows.len() <= params.max_hunk_lines || head + tail >= rows.len() {
+        rows.iter().for_each(|row| emit_row(row, out));
+        return (shortened, rows.len());
+    }
+    rows[..head].iter().for_each(|row| emit_row(row, out));
+    let middle = &rows[head..rows.len() - tail];
+    let changed = |sign: char| {
+        middle
+            .iter()
+            .filter(|row| matches!(row, Row::Line(l) if l.starts_with(sign)))
+            .count()
+    };
+    let detail = format!("+{} -{}", thousands(changed('+')), thousands(changed('-')));
+    let count = middle.iter().map(Row::lines).sum();
+    out.marker_with("", count, "hunk lines", &detail);
+    rows[rows.len() - tail..]
+        .iter()
+        .for_each(|row| emit_row(row, out));
+    (true, head + 1 + tail)
+}
+
+fn emit_row(row: &Row<'_>, out: &mut Output) {
+    match row {
+        Row::Line(line) => out.line(line),
+        Row::Unchanged(n) => out.marker("", *n, "unchanged lines"),
+    }
+}
+
+/// The rows of a hunk body with runs of unchanged lines longer than `max_context` shortened
+/// to `context` lines on each side of a marker (none at the hunk's edges).
+fn shorten_context<'a>(params: &Params, body: &[&'a str]) -> Vec<Row<'a>> {
+    let mut rows = Vec::with_capacity(body.len());
     let mut i = 0;
     while i < body.len() {
         if !body[i].starts_with(' ') {
-            out.line(body[i]);
+            rows.push(Row::Line(body[i]));
             i += 1;
             continue;
         }
@@ -311,17 +350,14 @@ fn emit_context_aware(params: &Params, body: &[&str], out: &mut Output) -> bool 
         let keep_before = if start == 0 { 0 } else { params.context };
         let keep_after = if i == body.len() { 0 } else { params.context };
         if run.len() > params.max_context && run.len() > keep_before + keep_after + 1 {
-            run[..keep_before].iter().for_each(|l| out.line(l));
-            out.marker("", run.len() - keep_before - keep_after, "unchanged lines");
-            run[run.len() - keep_after..]
-                .iter()
-                .for_each(|l| out.line(l));
-            cut = true;
+            rows.extend(run[..keep_before].iter().map(|l| Row::Line(l)));
+            rows.push(Row::Unchanged(run.len() - keep_before - keep_after));
+            rows.extend(run[run.len() - keep_after..].iter().map(|l| Row::Line(l)));
         } else {
-            run.iter().for_each(|l| out.line(l));
+            rows.extend(run.iter().map(|l| Row::Line(l)));
         }
     }
-    cut
+    rows
 }
 
 fn collapsed(params: &Params, path: &str) -> bool {
@@ -417,6 +453,32 @@ mod tests {
             ),
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_wide_context_hunk_keeps_its_changes() {
+        // `git diff -U100` of a one-line change in the middle of a 200-line file.
+        let mut text = String::from("diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,200 +1,200 @@\n");
+        for n in 1..=200 {
+            if n == 100 {
+                text.push_str("-old 100\n+new 100\n");
+            } else {
+                text.push_str(&format!(" line {n}\n"));
+            }
+        }
+        let input = input_for(&text, &[]);
+        let out = compress(&params(), &input).unwrap();
+        assert!(
+            out.contains(
+                " line 99\n-old 100\n+new 100\n line 101\n line 102\n line 103\n\
+                 [codeoid: 97 unchanged lines elided]\n"
+            ),
+            "{out}"
+        );
+        assert!(out.starts_with(
+            "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,200 +1,200 @@\n\
+             [codeoid: 96 unchanged lines elided]\n line 97\n"
+        ));
     }
 
     #[test]
