@@ -8,8 +8,9 @@
 //!    unless `compress_piped` is set;
 //! 2. each pipeline's command picks the first rule whose pattern matches it; when a command line
 //!    runs commands that pick different rules, the `fallback` rule applies;
-//! 3. output under the rule's `min_bytes` passes through; binary output is replaced by one line
-//!    saying what it was;
+//! 3. output under the rule's `min_bytes` passes through, and so does NUL-delimited output
+//!    (`find -print0`, `git status -z`); binary output is replaced by one line saying what it
+//!    was;
 //! 4. the rule's family runs on the normalized text ([`super::terminal`]); when it finds
 //!    nothing to cut, the normalized text itself is the candidate (colour codes removed);
 //! 5. the result is used only when it saves at least `min_saving` of the bytes, hint included.
@@ -23,7 +24,7 @@ use super::command::CommandShape;
 use super::config::{Config, Family, RuleSpec, builtin_rules};
 use super::facts::{FactSet, compile};
 use super::rules::{Compiled, Input};
-use super::terminal::{is_binary, normalize};
+use super::terminal::{Content, classify, normalize};
 use crate::compress::elision::thousands;
 use crate::error::{Error, Result};
 
@@ -206,8 +207,10 @@ impl Registry {
         if stdout.len() < rule.min_bytes {
             return None;
         }
-        if is_binary(stdout) {
-            return self.binary.then(|| binary(stdout));
+        match classify(stdout) {
+            Content::Text => {}
+            Content::NulDelimited => return None,
+            Content::Binary => return self.binary.then(|| binary(stdout)),
         }
         let text = normalize(stdout);
         let input = Input {

@@ -8,7 +8,8 @@
 //! this text, which is why compressed output never carries colour codes (the raw bytes, colours
 //! included, are in the store).
 //!
-//! [`is_binary`] decides when output is not text at all, so no rule tries to read it.
+//! [`classify`] decides when output is not text lines at all (binary data, or NUL-delimited
+//! records), so no rule tries to read it.
 //!
 //! This module does not interpret cursor movement beyond `\r` (no full terminal emulation) and
 //! never changes text that has no escapes and no carriage returns: then [`normalize`] borrows.
@@ -17,16 +18,46 @@ use std::borrow::Cow;
 
 const ESC: u8 = 0x1b;
 
-/// How many leading bytes [`is_binary`] inspects.
+/// How many leading bytes [`classify`] inspects.
 const SNIFF_BYTES: usize = 8 * 1024;
 
-/// True when `bytes` look like binary data rather than text: a NUL byte, or more than one in ten
-/// characters of the first 8 KiB not decodable as UTF-8.
-pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+/// What captured output is, as far as the rules are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Content {
+    /// Text lines: what the rules read.
+    Text,
+    /// Records of text ended by NUL bytes (`find -print0`, `git status -z`, `grep -Z`,
+    /// `rg --null`): text, but not in lines the rules could read, so it is shown as it is.
+    NulDelimited,
+    /// Binary data.
+    Binary,
+}
+
+/// Classifies `bytes` by their first 8 KiB. Binary: more than one in ten characters not
+/// decodable as UTF-8, or NUL bytes beside other control bytes (ELF headers, images) or in
+/// runs. NUL bytes alone between printable records make NUL-delimited text.
+pub(crate) fn classify(bytes: &[u8]) -> Content {
     let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
-    if memchr_nul(head) {
-        return true;
+    if !head.contains(&0) {
+        return if mostly_undecodable(head) {
+            Content::Binary
+        } else {
+            Content::Text
+        };
     }
+    let control = head
+        .iter()
+        .any(|&b| (b < 0x20 && !matches!(b, 0 | b'\t' | b'\n' | b'\r' | ESC)) || b == 0x7f);
+    let runs = head.first() == Some(&0) || head.windows(2).any(|w| w == [0, 0]);
+    if control || runs || mostly_undecodable(head) {
+        Content::Binary
+    } else {
+        Content::NulDelimited
+    }
+}
+
+/// More than one in ten characters of `head` are not UTF-8.
+fn mostly_undecodable(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
     let Cow::Owned(text) = text else {
         return false;
@@ -37,10 +68,6 @@ pub(crate) fn is_binary(bytes: &[u8]) -> bool {
         .filter(|&c| c == char::REPLACEMENT_CHARACTER)
         .count();
     bad * 10 > text.chars().count().max(1)
-}
-
-fn memchr_nul(bytes: &[u8]) -> bool {
-    bytes.contains(&0)
 }
 
 /// Decodes `bytes` as UTF-8 (lossily), strips terminal escape sequences and applies carriage
@@ -194,12 +221,26 @@ mod tests {
 
     #[test]
     fn binary_detection() {
-        assert!(is_binary(b"\x7fELF\x02\x01\x01\0\0\0"));
-        assert!(is_binary(&[0xff, 0xfe, 0xfd, 0xfc, 0x80, 0x81, b'a']));
-        assert!(!is_binary(
+        let binary = |bytes: &[u8]| classify(bytes) == Content::Binary;
+        assert!(binary(b"\x7fELF\x02\x01\x01\0\0\0"));
+        assert!(binary(&[0xff, 0xfe, 0xfd, 0xfc, 0x80, 0x81, b'a']));
+        assert!(binary(b"\0\0\0\0zeros"));
+        assert!(binary(b"PNG\x1a\n\0IHDR"));
+        assert!(!binary(
             b"plain text with one bad byte \xe9 in a long enough line"
         ));
-        assert!(!is_binary("über ünïcödé".as_bytes()));
-        assert!(!is_binary(b""));
+        assert_eq!(classify("über ünïcödé".as_bytes()), Content::Text);
+        assert_eq!(classify(b""), Content::Text);
+    }
+
+    #[test]
+    fn nul_delimited_records_are_text_of_their_own_kind() {
+        for records in [
+            &b"./src/main.rs\0./src/lib.rs\0./README.md\0"[..],
+            b"UU conflict.rs\0R  new.rs\0old.rs\0 M changed.rs\0",
+            b"src/a.rs\x0012:fn main() {}\nsrc/b.rs\x003:use x;\n",
+        ] {
+            assert_eq!(classify(records), Content::NulDelimited);
+        }
     }
 }

@@ -140,6 +140,27 @@ fn binary_output_is_replaced_by_its_size() {
 }
 
 #[test]
+fn nul_delimited_output_passes_through_whole() {
+    let registry = Registry::builtin().unwrap();
+    let mut status = String::from("UU src/conflict.rs\0R  src/new.rs\0src/old.rs\0");
+    for n in 0..400 {
+        status.push_str(&format!(" M src/module_{n}.rs\0"));
+    }
+    assert!(
+        registry
+            .compress("git status --porcelain -z", status.as_bytes())
+            .is_none(),
+        "the conflict and the rename must reach the model"
+    );
+    let found: String = (0..2000).map(|n| format!("./f{n}.txt\0")).collect();
+    assert!(
+        registry
+            .compress("find . -print0", found.as_bytes())
+            .is_none()
+    );
+}
+
+#[test]
 fn small_empty_and_piped_output_pass_through() {
     let registry = Registry::builtin().unwrap();
     let big = "test a ... ok\n".repeat(1000);
