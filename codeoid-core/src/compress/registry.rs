@@ -7,7 +7,8 @@
 //! 1. the command is reduced to its pipelines ([`CommandShape`]); a piped one passes through
 //!    unless `compress_piped` is set;
 //! 2. each pipeline's command picks the first rule whose pattern matches it; when a command line
-//!    runs commands that pick different rules, the `fallback` rule applies;
+//!    runs commands that pick different rules, the `fallback` rule applies, and commands no rule
+//!    matches leave the choice to the others (`cargo build && cargo test` is `cargo-test`);
 //! 3. output under the rule's `min_bytes` passes through, and so does NUL-delimited output
 //!    (`find -print0`, `git status -z`); binary output is replaced by one line saying what it
 //!    was;
@@ -288,11 +289,15 @@ impl Registry {
             } else {
                 pipeline.stages.first().map(String::as_str)
             };
-            let index = stage
-                .and_then(|stage| self.rules.iter().position(|r| r.commands.is_match(stage)))
-                .or(self.fallback);
-            let Some(index) = index else {
-                return Selection::PassThrough;
+            // A command no rule knows (`cargo build` before `cargo test`, `echo`) leaves the
+            // choice to the commands that have rules: their facts keep its errors too.
+            let index =
+                stage.and_then(|stage| self.rules.iter().position(|r| r.commands.is_match(stage)));
+            let Some(index) = index.filter(|&i| Some(i) != self.fallback) else {
+                if self.fallback.is_none() {
+                    return Selection::PassThrough;
+                }
+                continue;
             };
             match chosen {
                 None => chosen = Some(index),

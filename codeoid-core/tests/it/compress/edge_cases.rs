@@ -220,6 +220,9 @@ fn prefixes_do_not_defeat_matching() {
         ("tail -n 200 /var/log/syslog", "cat"),
         ("make -j4", "head-tail"),
         ("git status && ls", "head-tail"),
+        ("cargo build 2>&1 && cargo test 2>&1", "cargo-test"),
+        ("echo start; python -m pytest -q; echo done", "pytest"),
+        ("make && make install", "head-tail"),
     ] {
         assert_eq!(registry.rule_for(command), Some(rule), "{command}");
     }
