@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use codeoid_core::Memory;
 use codeoid_core::compress::Stdin;
-use codeoid_core::compress::claude_hook::{Guard, pre_tool_use, settings_paths};
+use codeoid_core::compress::claude_hook::{Guard, pre_tool_use, settings_paths, shell_words};
 use codeoid_core::store::NewSession;
 
 use crate::context::{Context, describe};
@@ -58,7 +58,14 @@ fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(exit_code_of(status));
         }
     };
-    let output = memory.run_in(&session_id, &command, &here, Stdin::Inherit)?;
+    let raw_command = raw_output_command(context, &memory)?;
+    let output = memory.run_in(
+        &session_id,
+        &command,
+        &here,
+        Stdin::Inherit,
+        Some(&raw_command),
+    )?;
     std::io::stdout().lock().write_all(&output.stdout)?;
     std::io::stderr().lock().write_all(&output.stderr)?;
     if let Some(err) = &output.store_error {
@@ -68,6 +75,26 @@ fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(output.exit_code)
+}
+
+/// The command the hint names for the raw output: the model reads `codeoid run` output through
+/// its shell, where no `get_episode` tool exists. It names the store when `--db` chose it and
+/// always the workspace the episode is in (the session's, which may not be this directory's).
+fn raw_output_command(context: &Context, memory: &Memory) -> anyhow::Result<String> {
+    let mut words = vec!["codeoid".to_owned()];
+    let globals = context.global_args()?;
+    if let Some(at) = globals.iter().position(|a| a == "--db") {
+        words.extend(globals[at..at + 2].iter().cloned());
+    }
+    words.extend([
+        "--workspace".to_owned(),
+        memory.workspace().id().to_owned(),
+        "show".to_owned(),
+        "--blob".to_owned(),
+        "stdout".to_owned(),
+    ]);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    Ok(shell_words(&words))
 }
 
 /// The memory and the session that `codeoid run` records into: `--session` (else

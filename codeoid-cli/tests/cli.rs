@@ -216,13 +216,20 @@ fn run_keeps_exit_code_and_stderr_and_stores_the_raw_output() {
     assert_eq!(out.status.code(), Some(4));
     assert_eq!(out.stderr, b"boom\n");
     let shown = String::from_utf8(out.stdout).unwrap();
-    let id = shown
-        .split("get_episode(\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("compressed output names its episode")
-        .to_string();
-    let raw = env.codeoid_in(&project, &["show", &id, "--blob", "stdout"], None);
+    // The model reads this through its shell: the hint is a command it can run, from anywhere.
+    let hint = shown
+        .lines()
+        .last()
+        .and_then(|l| l.strip_suffix("` prints the raw output]"))
+        .and_then(|l| l.split_once(" — `"))
+        .map(|(_, command)| command)
+        .expect("the hint names a command");
+    let words: Vec<&str> = hint.split(' ').collect();
+    assert_eq!(words[..2], ["codeoid", "--workspace"], "{hint}");
+    assert_eq!(words[3..6], ["show", "--blob", "stdout"], "{hint}");
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let raw = env.codeoid_in(&elsewhere, &words[1..], None);
     let expected: String = (1..=500)
         .map(|i| format!("line {i} of a long log\n"))
         .collect();

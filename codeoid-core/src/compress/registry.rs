@@ -55,23 +55,43 @@ impl Compressed {
     /// The line that tells the reader how to get the raw output back:
     /// `[codeoid: {rule} kept {x}% — get_episode("{id}") has the raw output]`.
     pub fn hint(&self, episode_id: &str) -> String {
+        self.hint_via(episode_id, None)
+    }
+
+    /// [`Compressed::hint`], naming `command` (a shell command that prints the raw output when
+    /// given the episode id, such as `codeoid show --blob stdout`) instead of the `get_episode`
+    /// tool, for a reader that has a shell and no memory tools:
+    /// `` [codeoid: {rule} kept {x}% — `{command} {id}` prints the raw output] ``.
+    pub fn hint_via(&self, episode_id: &str, command: Option<&str>) -> String {
         let percent = self.kept_ratio * 100.0;
         let kept = if percent < 1.0 {
             "<1".to_owned()
         } else {
             format!("{percent:.0}")
         };
-        format!(
-            "[codeoid: {} kept {kept}% — get_episode(\"{episode_id}\") has the raw output]",
-            self.rule
-        )
+        let rule = &self.rule;
+        match command {
+            None => format!(
+                "[codeoid: {rule} kept {kept}% — get_episode(\"{episode_id}\") has the raw output]"
+            ),
+            Some(command) => {
+                format!(
+                    "[codeoid: {rule} kept {kept}% — `{command} {episode_id}` prints the raw output]"
+                )
+            }
+        }
     }
 
     /// The text followed by the hint line: what the model reads.
     pub fn with_hint(&self, episode_id: &str) -> String {
+        self.with_hint_via(episode_id, None)
+    }
+
+    /// The text followed by [`Compressed::hint_via`]'s line.
+    pub fn with_hint_via(&self, episode_id: &str, command: Option<&str>) -> String {
         let mut out = String::with_capacity(self.text.len() + 120);
         out.push_str(&self.text);
-        out.push_str(&self.hint(episode_id));
+        out.push_str(&self.hint_via(episode_id, command));
         out.push('\n');
         out
     }
@@ -399,6 +419,11 @@ mod tests {
         assert_eq!(
             compressed.with_hint("ep_42"),
             "kept\n[codeoid: cargo-test kept 12% — get_episode(\"ep_42\") has the raw output]\n"
+        );
+        assert_eq!(
+            compressed.hint_via("ep_42", Some("codeoid show --blob stdout")),
+            "[codeoid: cargo-test kept 12% — `codeoid show --blob stdout ep_42` prints the raw \
+             output]"
         );
         let tiny = Compressed {
             kept_ratio: 0.004,

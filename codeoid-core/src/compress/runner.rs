@@ -141,6 +141,7 @@ pub struct Runner<'r> {
     shell: PathBuf,
     stdin: Stdin,
     current_dir: Option<PathBuf>,
+    raw_command: Option<String>,
 }
 
 impl<'r> Runner<'r> {
@@ -151,6 +152,7 @@ impl<'r> Runner<'r> {
             shell: PathBuf::from("sh"),
             stdin: Stdin::Inherit,
             current_dir: None,
+            raw_command: None,
         }
     }
 
@@ -165,6 +167,15 @@ impl<'r> Runner<'r> {
     #[must_use]
     pub fn stdin(mut self, stdin: Stdin) -> Self {
         self.stdin = stdin;
+        self
+    }
+
+    /// Names `command` (a shell command that prints an episode's raw output when given its
+    /// id) in the hint instead of the `get_episode` tool: for a model that reads this output
+    /// through its shell and has no memory tools.
+    #[must_use]
+    pub fn raw_command(mut self, command: impl Into<String>) -> Self {
+        self.raw_command = Some(command.into());
         self
     }
 
@@ -203,7 +214,9 @@ impl<'r> Runner<'r> {
             .as_ref()
             .and_then(|_| self.registry.compress(command, &stdout));
         let shown = match (&compressed, &episode_id) {
-            (Some(c), Some(id)) => c.with_hint(id).into_bytes(),
+            (Some(c), Some(id)) => c
+                .with_hint_via(id, self.raw_command.as_deref())
+                .into_bytes(),
             _ => stdout,
         };
         Ok(RunOutput {

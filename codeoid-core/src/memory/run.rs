@@ -54,12 +54,20 @@ impl Memory {
     /// [`crate::ErrorKind::InvalidInput`] for an empty command; [`crate::ErrorKind::Io`] when the
     /// shell cannot start. A failing command is not an error: see [`RunOutput::exit_code`].
     pub fn run(&self, session_id: &str, command: &str) -> Result<RunOutput> {
-        self.run_in(session_id, command, self.workspace.root(), Stdin::Null)
+        self.run_in(
+            session_id,
+            command,
+            self.workspace.root(),
+            Stdin::Null,
+            None,
+        )
     }
 
     /// [`Memory::run`] in directory `dir` with `stdin`: what a wrapper standing in for the shell
     /// needs (`codeoid run` runs where it was started and passes its stdin on, so `cd web &&
     /// codeoid run -- npm test` and `producer | codeoid run -- consumer` behave as without it).
+    /// With `raw_command`, the hint names that shell command (given the episode id, it prints
+    /// the raw output) instead of the `get_episode` tool: see [`Runner::raw_command`].
     ///
     /// # Errors
     /// As [`Memory::run`].
@@ -69,9 +77,13 @@ impl Memory {
         command: &str,
         dir: &Path,
         stdin: Stdin,
+        raw_command: Option<&str>,
     ) -> Result<RunOutput> {
         self.session(session_id)?;
-        let runner = Runner::new(&self.compress).stdin(stdin).current_dir(dir);
+        let mut runner = Runner::new(&self.compress).stdin(stdin).current_dir(dir);
+        if let Some(raw_command) = raw_command {
+            runner = runner.raw_command(raw_command);
+        }
         let output = runner.run(command, &StoreSink::new(&self.store, session_id));
         self.retriever.notify_recorded();
         output

@@ -198,7 +198,7 @@ pub fn shell_quote(text: &str) -> String {
 }
 
 /// `words` as one shell command line, each quoted only when it needs to be.
-fn shell_words(words: &[&str]) -> String {
+pub fn shell_words(words: &[&str]) -> String {
     words
         .iter()
         .map(|w| shell_quote_if_needed(w))
