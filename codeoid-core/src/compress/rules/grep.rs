@@ -8,6 +8,8 @@
 //! top gives the total number of matches and files. Output without path prefixes (a single-file
 //! grep) keeps its first `max_plain_lines` lines. Either way, a line longer than `max_line`
 //! characters (minified code, data files) is cut with the number of characters elided.
+//! Per-file counts (`grep -c`, `rg -c`: `path:N` on every line) are not matches: the files with
+//! matches are listed up to `max_files` under the total, and files with none are counted.
 //!
 //! Returns nothing when nothing is cut and there are no prefixes to factor out.
 
@@ -64,6 +66,9 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
     if lines.is_empty() {
         return None;
     }
+    if let Some(counted) = counts_of(&lines) {
+        return counts(params, &counted, input);
+    }
     let prefixed = (0..lines.len())
         .filter(|&n| colon_path(lines[n]).is_some() || context_path(&lines, n).is_some())
         .count();
@@ -72,6 +77,74 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
     } else {
         plain(params, &lines, input)
     }
+}
+
+/// `grep -c` / `rg -c` output, `path:count` on every line, as `(line, count)`; `None` for
+/// any other output.
+fn counts_of<'a>(lines: &[&'a str]) -> Option<Vec<(&'a str, u64)>> {
+    if lines.len() < 2 {
+        return None;
+    }
+    lines
+        .iter()
+        .map(|&line| {
+            let path = colon_path(line)?;
+            let count = &line[path.len() + 1..];
+            let count = count
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| count.parse::<u64>().ok())??;
+            Some((line, count))
+        })
+        .collect()
+}
+
+/// Per-file counts: the files with matches, up to `max_files`, under a note with the total;
+/// files with none (`grep -c` lists them with 0) are counted, not shown.
+fn counts(params: &Params, counted: &[(&str, u64)], input: &Input<'_>) -> Option<String> {
+    let with: Vec<&(&str, u64)> = counted.iter().filter(|(_, n)| *n > 0).collect();
+    let none = counted.len() - with.len();
+    if none == 0 && with.len() <= params.max_files {
+        return None;
+    }
+    let total: u64 = with.iter().map(|(_, n)| n).sum();
+    let mut out = Output::with_capacity(input.text.len() / 2);
+    out.note(&format!(
+        "{} in {}",
+        count_of(
+            usize::try_from(total).unwrap_or(usize::MAX),
+            "match",
+            "matches"
+        ),
+        count_of(with.len(), "file", "files")
+    ));
+    for (line, _) in with.iter().take(params.max_files) {
+        out.line(line);
+    }
+    if with.len() > params.max_files {
+        let rest = &with[params.max_files..];
+        let matches: u64 = rest.iter().map(|(_, n)| n).sum();
+        let detail = count_of(
+            usize::try_from(matches).unwrap_or(usize::MAX),
+            "match",
+            "matches",
+        );
+        let what = if rest.len() == 1 {
+            "more file with matches"
+        } else {
+            "more files with matches"
+        };
+        out.marker_with("", rest.len(), what, &detail);
+    }
+    if none > 0 {
+        let what = if none == 1 {
+            "file without a match"
+        } else {
+            "files without a match"
+        };
+        out.marker("", none, what);
+    }
+    Some(out.finish())
 }
 
 fn grouped(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String> {
@@ -238,6 +311,20 @@ mod tests {
             max_plain_lines: 2,
             max_line: 20,
         }
+    }
+
+    #[test]
+    fn per_file_counts_add_up_and_files_without_matches_are_counted() {
+        let text = "src/a.rs:2\nsrc/b.rs:0\nsrc/c.rs:4\nsrc/d.rs:1\nsrc/e.rs:0\n";
+        let out = compress(&small(), &input_for(text, &[])).unwrap();
+        assert_eq!(
+            out,
+            "[codeoid: 7 matches in 3 files]\nsrc/a.rs:2\nsrc/c.rs:4\n\
+             [codeoid: 1 more file with matches elided (1 match)]\n\
+             [codeoid: 2 files without a match elided]\n"
+        );
+        // Counts alone with nothing to leave out pass through.
+        assert!(compress(&small(), &input_for("a.rs:1\nb.rs:3\n", &[])).is_none());
     }
 
     #[test]
