@@ -4,7 +4,9 @@
 //! blank line, or a single unnamed section), with `total N` lines kept as they are. Entries keep
 //! their exact line; directories (a `d` mode in long format, a trailing `/` with `-F`/`-p`) are
 //! always kept because they are where the next command goes, and files are cut by the limits of
-//! [`super::listing`] with a count by extension.
+//! [`super::listing`] with a count by extension. The short form does not mark directories, so
+//! there the entries without an extension (`src`, `tests`, `Makefile`) are kept, up to 50 of them
+//! per directory.
 //!
 //! Returns nothing when no limit is reached: `ls` output has no redundancy to remove otherwise.
 
@@ -68,7 +70,34 @@ fn sections<'a>(input: &Input<'a>) -> Vec<Group<'a>> {
         });
     }
     groups.push(current);
+    for group in &mut groups {
+        keep_possible_directories(group);
+    }
     groups
+}
+
+/// Entries of a short listing without a `/` or an extension that are kept as if directories,
+/// at most: more than this (`ls /usr/bin`) are files, cut like the others.
+const MAX_POSSIBLE_DIRECTORIES: usize = 50;
+
+/// In the short form (`ls` without `-l`, `-F` or `-p`) nothing marks a directory, and most
+/// directories have no extension: such entries are kept, unless there are more of them than a
+/// directory listing plausibly holds.
+fn keep_possible_directories(group: &mut Group<'_>) {
+    let possible = |entry: &Entry<'_>| {
+        !entry.always
+            && !entry.name.ends_with('/')
+            && !is_long_entry(&entry.text)
+            && !entry.name.trim_start_matches('.').contains('.')
+    };
+    let count = group.entries.iter().filter(|e| possible(e)).count();
+    if count <= MAX_POSSIBLE_DIRECTORIES {
+        for entry in group.entries.iter_mut() {
+            if possible(entry) {
+                entry.always = true;
+            }
+        }
+    }
 }
 
 fn empty_group(header: Option<&str>) -> Group<'_> {
@@ -139,8 +168,27 @@ mod tests {
         let out = compress(&small(), &input_for(text, &[])).unwrap();
         assert_eq!(
             out,
-            "src:\nast\na.rs\n[codeoid: 2 more entries elided (.rs 2)]\n\n\
+            "src:\nast\na.rs\nb.rs\n[codeoid: 1 more entry elided (.rs 1)]\n\n\
              src/ast:\nmod.rs\nparse.rs\n[codeoid: 1 more entry elided (.rs 1)]\n"
+        );
+    }
+
+    #[test]
+    fn a_short_listing_keeps_what_may_be_directories() {
+        let mut text: String = (0..6).map(|n| format!("data_{n}.csv\n")).collect();
+        text.push_str("src\ntests\n.github\nzz_important_dir\n");
+        let out = compress(&small(), &input_for(&text, &[])).unwrap();
+        assert_eq!(
+            out,
+            "data_0.csv\ndata_1.csv\nsrc\ntests\n.github\nzz_important_dir\n\
+             [codeoid: 4 more entries elided (.csv 4)]\n"
+        );
+        // `ls /usr/bin`: hundreds of extensionless files are cut like any files.
+        let text: String = (0..60).map(|n| format!("tool{n}\n")).collect();
+        let out = compress(&small(), &input_for(&text, &[])).unwrap();
+        assert!(
+            out.ends_with("[codeoid: 58 more entries elided (no extension 58)]\n"),
+            "{out}"
         );
     }
 
