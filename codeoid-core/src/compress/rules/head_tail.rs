@@ -88,8 +88,8 @@ fn close_gap(out: &mut Output, gap: &[Run<'_>], max_repeats: usize) {
     }
 }
 
-/// About the length of a `[codeoid: N lines elided (lines A–B)]` marker.
-const LINES_MARKER_BYTES: usize = 48;
+/// About the length of a `[codeoid: N lines elided (output lines A–B)]` marker.
+const LINES_MARKER_BYTES: usize = 55;
 
 /// Writes a run: its line up to `max_repeats` times, then a count of the remaining repeats.
 fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) {
@@ -102,9 +102,10 @@ fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) 
     }
 }
 
-/// `[codeoid: 920 lines elided (lines 41–960)]`, with 1-based, inclusive line numbers.
+/// `[codeoid: 920 lines elided (output lines 41–960)]`, with 1-based, inclusive numbers of the
+/// lines of the output (for `sed -n 300,600p` or `tail`, not the file's line numbers).
 fn lines_marker(out: &mut Output, start: usize, end: usize) {
-    let detail = format!("lines {}–{}", thousands(start + 1), thousands(end));
+    let detail = format!("output lines {}–{}", thousands(start + 1), thousands(end));
     out.marker_with(
         "",
         end - start,
@@ -157,8 +158,8 @@ mod tests {
         let out = compress(&params(3, 2), &input).unwrap();
         assert_eq!(
             out,
-            "line 1\nline 2\nline 3\n[codeoid: 46 lines elided (lines 4–49)]\nerror: boom\n\
-             [codeoid: 48 lines elided (lines 51–98)]\nline 99\nline 100\n"
+            "line 1\nline 2\nline 3\n[codeoid: 46 lines elided (output lines 4–49)]\nerror: boom\n\
+             [codeoid: 48 lines elided (output lines 51–98)]\nline 99\nline 100\n"
         );
     }
 
