@@ -5,7 +5,8 @@
 //! `drop` patterns name the lines that carry no news (a passing test, a progress line, a build
 //! step), each with what it is called in markers. The algorithm keeps every other line, so a
 //! failure block of a format nobody anticipated survives whole. Fact lines are kept even when a
-//! drop pattern also matches them.
+//! drop pattern also matches them. A drop pattern marked `heading` (`=== RUN TestX`) drops its
+//! line only when the next line is dropped too: output a test printed keeps its test's name.
 //!
 //! With `dedupe_repeats` (the default), a run of lines that each already appeared earlier in the
 //! kept output (the same stack frames and advice under every failure of a run where all tests
@@ -60,6 +61,11 @@ struct DropSpec {
     pattern: String,
     /// What such lines are called in the marker, plural: `"passing tests"`.
     what: String,
+    /// A heading (`=== RUN TestX`, pytest's `path::test ` before a test's own output): dropped
+    /// only when the line after it is dropped too, so the output a test printed keeps the name
+    /// of the test that printed it.
+    #[serde(default)]
+    heading: bool,
 }
 
 /// One `drop_blocks` entry: from a line matching `start` through the next line matching `end`.
@@ -82,6 +88,14 @@ fn default_block_lines() -> usize {
     40
 }
 
+/// Counts a waiting heading as dropped: the line after it was not kept.
+fn drop_heading(heading: &mut Option<(&str, &str)>, tally: &mut Tally, elided_any: &mut bool) {
+    if let Some((_, what)) = heading.take() {
+        tally.add(what);
+        *elided_any = true;
+    }
+}
+
 /// A compiled `drop_blocks` entry.
 #[derive(Debug, Clone)]
 struct Block {
@@ -99,7 +113,8 @@ const MIN_DEDUPE_LINE: usize = 16;
 #[derive(Debug, Clone)]
 pub(crate) struct Compiled {
     any_drop: Option<Regex>,
-    drops: Vec<(Regex, String)>,
+    /// Each drop pattern, what it drops and whether it is a heading.
+    drops: Vec<(Regex, String, bool)>,
     blocks: Vec<Block>,
     dedupe_repeats: bool,
     min_repeat_bytes: usize,
@@ -115,7 +130,7 @@ impl Compiled {
         let drops = params
             .drop
             .iter()
-            .map(|d| Ok((compile(rule, "drop", &d.pattern)?, d.what.clone())))
+            .map(|d| Ok((compile(rule, "drop", &d.pattern)?, d.what.clone(), d.heading)))
             .collect::<Result<Vec<_>>>()?;
         let any_drop = if drops.is_empty() {
             None
@@ -155,6 +170,8 @@ impl Compiled {
         let mut seen: HashSet<&str> = HashSet::new();
         let mut repeats: Vec<&str> = Vec::new();
         let mut elided_any = false;
+        // A heading waiting for the line after it: shown before a kept line, else dropped.
+        let mut heading: Option<(&str, &str)> = None;
         let lines = &input.lines;
         let mut i = 0;
         while i < lines.len() {
@@ -163,29 +180,42 @@ impl Compiled {
             if !input.facts.is_fact(line) {
                 if let Some((what, len)) = self.block_at(&lines[i - 1..], input) {
                     self.flush_repeats(&mut out, &mut repeats, &mut elided_any);
+                    drop_heading(&mut heading, &mut tally, &mut elided_any);
                     tally.add(what);
                     elided_any = true;
                     i += len - 1;
                     continue;
                 }
-                if let Some(what) = self.dropped(line) {
+                if let Some((what, is_heading)) = self.dropped(line) {
                     self.flush_repeats(&mut out, &mut repeats, &mut elided_any);
-                    tally.add(what);
-                    elided_any = true;
+                    drop_heading(&mut heading, &mut tally, &mut elided_any);
+                    if is_heading {
+                        heading = Some((line, what));
+                    } else {
+                        tally.add(what);
+                        elided_any = true;
+                    }
                     continue;
                 }
                 if self.dedupe_repeats && seen.contains(line) {
+                    drop_heading(&mut heading, &mut tally, &mut elided_any);
                     tally.flush(&mut out, indent_of(line));
                     repeats.push(line);
                     continue;
                 }
             }
             self.flush_repeats(&mut out, &mut repeats, &mut elided_any);
-            tally.flush(&mut out, indent_of(line));
+            let first = heading.map_or(line, |(shown, _)| shown);
+            tally.flush(&mut out, indent_of(first));
+            if let Some((shown, _)) = heading.take() {
+                out.line(shown);
+                seen.insert(shown);
+            }
             out.line(line);
             seen.insert(line);
         }
         self.flush_repeats(&mut out, &mut repeats, &mut elided_any);
+        drop_heading(&mut heading, &mut tally, &mut elided_any);
         tally.flush(&mut out, "");
         elided_any.then(|| out.finish())
     }
@@ -204,15 +234,15 @@ impl Compiled {
         Some((block.what.as_str(), end + 2))
     }
 
-    /// What `line` is called if a drop pattern matches it.
-    fn dropped(&self, line: &str) -> Option<&str> {
+    /// What `line` is called if a drop pattern matches it, and whether it is a heading.
+    fn dropped(&self, line: &str) -> Option<(&str, bool)> {
         if !self.any_drop.as_ref()?.is_match(line) {
             return None;
         }
         self.drops
             .iter()
-            .find(|(re, _)| re.is_match(line))
-            .map(|(_, what)| what.as_str())
+            .find(|(re, _, _)| re.is_match(line))
+            .map(|(_, what, heading)| (what.as_str(), *heading))
     }
 
     /// Writes a pending run of repeated lines: as one marker when that saves space, else as is.
@@ -274,6 +304,31 @@ mod tests {
             "[codeoid: 1 build lines elided]\nrunning 4 tests\n\
              [codeoid: 2 passing tests elided]\ntest c ... FAILED\n\
              [codeoid: 1 passing tests elided]\n\ntest result: FAILED. 3 passed; 1 failed\n"
+        );
+    }
+
+    #[test]
+    fn a_heading_stays_with_the_output_under_it() {
+        let params: Params = serde_json::from_str(
+            r#"{"drop": [
+                {"pattern": "^=== RUN ", "what": "test progress lines", "heading": true},
+                {"pattern": "^--- (?:PASS|SKIP): ", "what": "passing tests"}]}"#,
+        )
+        .unwrap();
+        let go = Compiled::new("go-test", params).unwrap();
+        let text = "=== RUN   TestQuiet\n--- PASS: TestQuiet (0.00s)\n\
+                    === RUN   TestSkipped\n    db_test.go:5: database unavailable\n\
+                    --- SKIP: TestSkipped (0.00s)\n\
+                    === RUN   TestBad\n    bad_test.go:9: expected 5 rows, got 4\n\
+                    --- FAIL: TestBad (0.00s)\n=== RUN   TestLast\n";
+        let out = go.compress(&input_for(text, &["@diagnostics"])).unwrap();
+        assert_eq!(
+            out,
+            "[codeoid: 1 test progress lines, 1 passing tests elided]\n\
+             === RUN   TestSkipped\n    db_test.go:5: database unavailable\n\
+             [codeoid: 1 passing tests elided]\n\
+             === RUN   TestBad\n    bad_test.go:9: expected 5 rows, got 4\n\
+             --- FAIL: TestBad (0.00s)\n[codeoid: 1 test progress lines elided]\n"
         );
     }
 
