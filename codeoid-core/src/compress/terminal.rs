@@ -4,6 +4,7 @@
 //! carriage returns that redraw a progress line in place, Windows line endings, and now and then
 //! bytes that are not UTF-8. [`normalize`] turns all of that into plain text lines: escape
 //! sequences are removed, a line rewritten with `\r` keeps what the terminal would finally show,
+//! a Windows line ending is dropped when every line has one and shown as `^M` when only some do,
 //! and invalid UTF-8 becomes U+FFFD. Rules, fact patterns and the compressed output all work on
 //! this text, which is why compressed output never carries colour codes (the raw bytes, colours
 //! included, are in the store).
@@ -149,14 +150,25 @@ fn skip_escape(bytes: &[u8], start: usize) -> usize {
 /// start of the line: later text overwrites earlier text character by character. A `\r` just
 /// before the newline (Windows line endings) changes nothing.
 fn apply_carriage_returns(text: &str) -> String {
+    // Windows line endings on every line are line endings; on some lines only (a diff of a file
+    // converted to CRLF) they are content, shown as `^M` the way `cat -A` and git show them.
+    let lines = text.split('\n').filter(|l| !l.is_empty()).count();
+    let crlf = text.split('\n').filter(|l| l.ends_with('\r')).count();
+    let mixed = crlf > 0 && crlf < lines;
     let mut out = String::with_capacity(text.len());
     for (n, line) in text.split('\n').enumerate() {
         if n > 0 {
             out.push('\n');
         }
-        let line = line.strip_suffix('\r').unwrap_or(line);
+        let (line, ending) = match line.strip_suffix('\r') {
+            Some(line) => (line, mixed),
+            None => (line, false),
+        };
         if !line.contains('\r') {
             out.push_str(line);
+            if ending {
+                out.push_str("^M");
+            }
             continue;
         }
         let mut screen: Vec<char> = Vec::new();
@@ -170,6 +182,9 @@ fn apply_carriage_returns(text: &str) -> String {
             }
         }
         out.extend(screen);
+        if ending {
+            out.push_str("^M");
+        }
     }
     out
 }
@@ -182,6 +197,15 @@ mod tests {
     fn plain_text_is_borrowed_unchanged() {
         let text = b"hello\nworld\n";
         assert!(matches!(normalize(text), Cow::Borrowed("hello\nworld\n")));
+    }
+
+    #[test]
+    fn line_endings_on_some_lines_only_are_shown() {
+        assert_eq!(normalize(b"a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(
+            normalize(b"-line 1\n+line 1\r\n same\n"),
+            "-line 1\n+line 1^M\n same\n"
+        );
     }
 
     #[test]
