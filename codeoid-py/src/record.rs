@@ -13,7 +13,7 @@ use crate::convert::{self, Count};
 use crate::memory::PyMemory;
 use crate::repr;
 use crate::rotation::{Rotation, RotationDecision};
-use crate::translate::{backend, message_list_turns, message_turn, recording_lock, turns_to_py};
+use crate::translate::{backend, turns_to_py};
 
 /// A stored turn and the episodes it completed.
 #[pyclass(frozen, get_all, eq, module = "codeoid")]
@@ -149,10 +149,7 @@ impl PyMemory {
                 let message = convert::to_json(&turn, "turn")?;
                 detached(py, move || {
                     let backend = backend(&format, provider, model)?;
-                    let _numbering = recording_lock();
-                    let mut turn = message_turn(&memory, &session_id, message, &backend)?;
-                    apply(&mut turn, None, None, usage);
-                    memory.record_turn(&session_id, &turn)
+                    memory.record_message(&session_id, message, &backend, usage)
                 })?
             }
         };
@@ -203,9 +200,7 @@ impl PyMemory {
                 let messages = convert::to_json(&turns, "turns")?;
                 detached(py, move || {
                     let backend = backend(&format, provider, model)?;
-                    let _numbering = recording_lock();
-                    let turns = message_list_turns(&memory, &session_id, &messages, &backend)?;
-                    memory.record_turns(&session_id, &turns)
+                    memory.record_messages(&session_id, &messages, &backend)
                 })?
             }
         };

@@ -4,22 +4,10 @@
 //! Formats are named as in the core: `"anthropic"`, `"openai_chat"`, `"openai_responses"`,
 //! `"gemini"`. Options are a dict of the core's `translate::Options` fields (all optional).
 //!
-//! Recording one provider message at a time needs one repair the core's list translator does
-//! not: Gemini may send `functionCall`s without ids, and the reader then numbers them by their
-//! position in the list it was given, which for a single message always starts at 0. A model
-//! message's generated ids are therefore renumbered with the session's turn sequence number
-//! (unique within the session), and a `functionResponse` without an id is read together with
-//! the session's latest assistant turn so it pairs with that turn's call by name, as Gemini
-//! intends. A message list's generated ids (`gemini_call_{content}_{part}`, calls and the
-//! responses paired with them) get the session's turn count in front, so two lists never
-//! number two calls alike. Recording provider messages holds one lock from reading that count to
-//! writing the turns, so threads recording into one session cannot read the same count.
+//! Recording provider messages (`record_turn(..., format=...)`) is the core's
+//! `Memory::record_message` / `record_messages`, which number Gemini's calls without ids.
 
-use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
-use codeoid_core::canonical::{Part, Role, Turn};
-use codeoid_core::memory::Memory;
+use codeoid_core::canonical::Turn;
 use codeoid_core::translate::{self, Backend, Format, Options, ToolSpec};
 use codeoid_core::{Error, Result};
 use pyo3::prelude::*;
@@ -28,23 +16,6 @@ use serde_json::Value;
 
 use crate::boundary::{attached, detached};
 use crate::convert;
-
-/// The prefix of the ids the Gemini reader gives calls without one.
-const GEMINI_GENERATED: &str = "gemini_call_";
-
-/// The prefix the Gemini reader gives calls without an id in a one-message list.
-const GEMINI_GENERATED_PREFIX: &str = "gemini_call_0_";
-
-/// Held from reading a session's turn count to recording the turns numbered with it.
-static RECORDING: Mutex<()> = Mutex::new(());
-
-/// The lock for recording provider messages (see the module docs).
-pub(crate) fn recording_lock() -> MutexGuard<'static, ()> {
-    RECORDING.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Assistant turns looked at, backwards, for the call a Gemini response answers.
-const GEMINI_CONTEXT_SCAN: u64 = 16;
 
 /// The backend of `format` served by `provider` (default: the format's vendor) with `model`.
 pub(crate) fn backend(
@@ -97,149 +68,6 @@ where
             known.join(", ")
         ))
     })
-}
-
-/// The one canonical turn that one provider message of session `session_id` translates to.
-pub(crate) fn message_turn(
-    memory: &Memory,
-    session_id: &str,
-    message: Value,
-    backend: &Backend,
-) -> Result<Turn> {
-    let options = Options::default();
-    let turns = if backend.format == Format::Gemini {
-        gemini_turns(memory, session_id, message, backend, &options)?
-    } else {
-        translate::from_messages(&Value::Array(vec![message]), backend, &options)?
-            .value
-            .turns
-    };
-    let count = turns.len();
-    let mut turns = turns.into_iter();
-    match (turns.next(), count) {
-        (Some(turn), 1) => Ok(turn),
-        (_, 0) => Err(Error::invalid_input(format!(
-            "the {} message holds nothing to record (no content codeoid keeps); skip it or \
-             record a canonical turn",
-            backend.format
-        ))),
-        _ => Err(Error::invalid_input(format!(
-            "the {} message translates to {count} turns; record it with record_turns(..., \
-             format={:?})",
-            backend.format,
-            backend.format.name()
-        ))),
-    }
-}
-
-/// The canonical turns a provider message list of session `session_id` translates to, with
-/// Gemini's generated ids made unique within the session (see the module docs).
-pub(crate) fn message_list_turns(
-    memory: &Memory,
-    session_id: &str,
-    messages: &Value,
-    backend: &Backend,
-) -> Result<Vec<Turn>> {
-    let mut turns = translate::from_messages(messages, backend, &Options::default())?
-        .value
-        .turns;
-    if backend.format == Format::Gemini {
-        let count = memory.session(session_id)?.turn_count;
-        // Ids the messages carry themselves stay as they are.
-        let given: HashSet<&str> = messages
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|m| m.get("parts")?.as_array())
-            .flatten()
-            .filter_map(|p| p.get("functionCall").or_else(|| p.get("functionResponse")))
-            .filter_map(|inner| inner.get("id")?.as_str())
-            .collect();
-        let renumber = |id: &mut String| {
-            let generated = !given.contains(id.as_str())
-                && id.strip_prefix(GEMINI_GENERATED).is_some_and(|rest| {
-                    rest.split_once('_').is_some_and(|(c, p)| {
-                        [c, p]
-                            .iter()
-                            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-                    })
-                });
-            if generated {
-                id.insert_str(GEMINI_GENERATED.len(), &format!("{count}_"));
-            }
-        };
-        for part in turns.iter_mut().flat_map(|t| t.parts.iter_mut()) {
-            match part {
-                Part::ToolCall(call) => renumber(&mut call.id),
-                Part::ToolResult(result) => renumber(&mut result.call_id),
-                _ => {}
-            }
-        }
-    }
-    Ok(turns)
-}
-
-fn gemini_turns(
-    memory: &Memory,
-    session_id: &str,
-    message: Value,
-    backend: &Backend,
-    options: &Options,
-) -> Result<Vec<Turn>> {
-    let session = memory.session(session_id)?;
-    let parts = message.get("parts").and_then(Value::as_array);
-    // Whether some part holds `key` (a call or a response) without an id.
-    let without_id = |key: &str| {
-        parts.is_some_and(|parts| {
-            parts
-                .iter()
-                .any(|p| p.get(key).is_some_and(|inner| inner.get("id").is_none()))
-        })
-    };
-    if without_id("functionResponse") {
-        if let Some(previous) = latest_assistant_turn(memory, session_id, session.turn_count)? {
-            let context = translate::to_messages(&[previous], backend, options)?.value;
-            if let Value::Array(mut list) = context {
-                let skip = list.len();
-                list.push(message);
-                let turns = translate::from_messages(&Value::Array(list), backend, options)?
-                    .value
-                    .turns;
-                return Ok(turns.into_iter().skip(skip).collect());
-            }
-        }
-    }
-    let renumber = without_id("functionCall");
-    let mut turns = translate::from_messages(&Value::Array(vec![message]), backend, options)?
-        .value
-        .turns;
-    if renumber {
-        let fresh = format!("gemini_call_{}_", session.turn_count);
-        for turn in &mut turns {
-            for part in &mut turn.parts {
-                if let Part::ToolCall(call) = part {
-                    if let Some(rest) = call.id.strip_prefix(GEMINI_GENERATED_PREFIX) {
-                        call.id = format!("{fresh}{rest}");
-                    }
-                }
-            }
-        }
-    }
-    Ok(turns)
-}
-
-fn latest_assistant_turn(
-    memory: &Memory,
-    session_id: &str,
-    turn_count: u64,
-) -> Result<Option<Turn>> {
-    let start = turn_count.saturating_sub(GEMINI_CONTEXT_SCAN);
-    let turns = memory.store().turns(session_id, start..turn_count)?;
-    Ok(turns
-        .into_iter()
-        .rev()
-        .map(|t| t.turn)
-        .find(|t| t.role == Role::Assistant))
 }
 
 /// Canonical turns (dicts) as provider messages of `format`:

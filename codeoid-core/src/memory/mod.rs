@@ -16,6 +16,7 @@
 mod config;
 mod index;
 mod lineage;
+mod messages;
 mod recall;
 mod rotation;
 mod run;
@@ -51,6 +52,8 @@ pub struct Memory {
     /// One scheduler per calling session (the index labels that session `current`), so each
     /// session's system prompt stays byte-stable between rebuilds.
     indexes: Mutex<HashMap<String, IndexScheduler>>,
+    /// Held while provider messages are numbered and recorded (see `messages`).
+    message_numbering: Mutex<()>,
     /// Hybrid recall and the embedding worker (stopped, and joined, when memory drops).
     retriever: Retriever,
 }
@@ -138,6 +141,7 @@ impl Memory {
             rotation,
             compress,
             indexes: Mutex::new(HashMap::new()),
+            message_numbering: Mutex::new(()),
             retriever,
         })
     }

@@ -254,7 +254,8 @@ impl Memory {
         Ok(Anchor::from_turns(&all))
     }
 
-    fn latest_assistant_turn(&self, session: &Session) -> Result<Option<Turn>> {
+    /// The session's latest assistant turn, if any.
+    pub(super) fn latest_assistant_turn(&self, session: &Session) -> Result<Option<Turn>> {
         let mut end = session.turn_count;
         while end > 0 {
             let start = end.saturating_sub(64);

@@ -668,3 +668,91 @@ fn a_tool_result_part_never_counts_as_a_prompt_for_the_anchor() {
         rotation.seed.text
     );
 }
+
+/// Gemini messages recorded one at a time and as lists, from several threads: every call
+/// without an id gets an id of its own in the session, and every response pairs with its call.
+#[test]
+fn provider_messages_get_session_unique_call_ids_and_pair_with_their_calls() {
+    use codeoid_core::translate::{Backend, Format};
+    use serde_json::json;
+    let (_dir, memory) = memory();
+    let s = session(&memory, "gemini");
+    let gemini = Backend::new(Format::Gemini).with_model("gemini-2.5-pro");
+    let call = |path: &str| json!({"role": "model", "parts": [{"functionCall": {"name": "Read", "args": {"file_path": path}}}]});
+    let response = |path: &str| json!({"role": "user", "parts": [{"functionResponse": {"name": "Read", "response": {"output": path}}}]});
+    memory
+        .record_message(
+            &s,
+            json!({"role": "user", "parts": [{"text": "read"}]}),
+            &gemini,
+            None,
+        )
+        .unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let (memory, s, gemini) = (&memory, &s, &gemini);
+            scope.spawn(move || {
+                for n in 0..5 {
+                    let path = format!("{t}/{n}.rs");
+                    memory.record_message(s, call(&path), gemini, None).unwrap();
+                }
+            });
+        }
+    });
+    for path in ["a.rs", "b.rs"] {
+        memory
+            .record_messages(&s, &json!([call(path), response(path)]), &gemini)
+            .unwrap();
+    }
+    let turns: Vec<Turn> = memory
+        .store()
+        .turns(&s, ..)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.turn)
+        .collect();
+    let calls: Vec<&str> = turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolCall(c) => Some(c.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 22);
+    assert_eq!(calls.iter().collect::<HashSet<_>>().len(), 22, "{calls:?}");
+    let results: Vec<&str> = turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        calls[20..],
+        "each list's response answers its own call"
+    );
+    // A response recorded alone pairs with the latest call of its name.
+    memory
+        .record_message(&s, call("c.rs"), &gemini, None)
+        .unwrap();
+    let out = memory
+        .record_message(&s, response("c.rs"), &gemini, None)
+        .unwrap();
+    let [episode] = &out.recorded.episode_ids[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        memory.episode(episode).unwrap().header.summary,
+        "Read(c.rs)"
+    );
+    // Bad input names the problem and records nothing.
+    let before = memory.session(&s).unwrap().turn_count;
+    let err = memory
+        .record_message(&s, json!({"role": "model", "parts": "x"}), &gemini, None)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert_eq!(memory.session(&s).unwrap().turn_count, before);
+}

@@ -130,7 +130,13 @@ impl Compiled {
         let drops = params
             .drop
             .iter()
-            .map(|d| Ok((compile(rule, "drop", &d.pattern)?, d.what.clone(), d.heading)))
+            .map(|d| {
+                Ok((
+                    compile(rule, "drop", &d.pattern)?,
+                    d.what.clone(),
+                    d.heading,
+                ))
+            })
             .collect::<Result<Vec<_>>>()?;
         let any_drop = if drops.is_empty() {
             None

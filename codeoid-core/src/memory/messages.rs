@@ -1,0 +1,218 @@
+//! Recording provider messages as a harness receives them: one message, or a message list, in a
+//! backend's own format (Anthropic, OpenAI Chat or Responses, Gemini), translated to canonical
+//! turns and recorded. Every binding records provider messages through here, so they all number
+//! and pair tool calls the same way.
+//!
+//! Translating one message at a time needs what the list translator cannot know. Gemini may send
+//! `functionCall`s without ids; the reader numbers those by their position in the list it was
+//! given (`gemini_call_{content}_{part}`), which for one message always starts at 0. So:
+//! - a model message's generated ids are renumbered with the session's turn count
+//!   (`gemini_call_{turns before}_{part}`), unique within the session;
+//! - a `functionResponse` without an id is read together with the session's latest assistant
+//!   turn, so it pairs with that turn's call of the same name, as Gemini intends;
+//! - a message list's generated ids, calls and the responses paired with them, get the turn
+//!   count in front (`gemini_call_{turns before}_{content}_{part}`); ids the messages carry
+//!   themselves are kept.
+//!
+//! One lock is held from reading the turn count to writing the turns, so threads recording into
+//! one memory cannot number two calls alike.
+
+use std::collections::HashSet;
+use std::sync::{MutexGuard, PoisonError};
+
+use serde_json::Value;
+
+use super::Memory;
+use super::rotation::TurnOutcome;
+use crate::canonical::{Part, Turn, Usage};
+use crate::error::{Error, Result};
+use crate::store::Recorded;
+use crate::translate::{self, Backend, Format, Options};
+
+/// The prefix of the ids the Gemini reader gives calls without one.
+const GEMINI_GENERATED: &str = "gemini_call_";
+
+/// The prefix the Gemini reader gives calls without an id in a one-message list.
+const GEMINI_GENERATED_ALONE: &str = "gemini_call_0_";
+
+impl Memory {
+    /// Records one provider `message` of `backend`'s format (an Anthropic or OpenAI Chat
+    /// message, an OpenAI Responses `input` item, a Gemini `contents` entry) as
+    /// [`Memory::record_turn`] records a canonical turn, rotation decision included. `usage`,
+    /// when given, is the usage of the call that produced an assistant message (provider
+    /// messages do not carry it). Assistant turns are stamped with `backend`'s provider and
+    /// model.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] when the message is not in the format's shape, holds
+    /// nothing codeoid keeps, or translates to more than one turn (record a list with
+    /// [`Memory::record_messages`]); otherwise as [`Memory::record_turn`].
+    pub fn record_message(
+        &self,
+        session_id: &str,
+        message: Value,
+        backend: &Backend,
+        usage: Option<Usage>,
+    ) -> Result<TurnOutcome> {
+        let _numbering = self.numbering();
+        let mut turn = self.message_turn(session_id, message, backend)?;
+        if usage.is_some() {
+            turn.usage = usage;
+        }
+        self.record_turn(session_id, &turn)
+    }
+
+    /// Records a provider message list of `backend`'s format, translated as a whole (so tool
+    /// results pair with their calls), as [`Memory::record_turns`] does: one transaction, no
+    /// rotation decision (replaying history must not rotate).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] when the list is not in the format's shape (nothing is
+    /// written); otherwise as [`Memory::record_turns`].
+    pub fn record_messages(
+        &self,
+        session_id: &str,
+        messages: &Value,
+        backend: &Backend,
+    ) -> Result<Vec<Recorded>> {
+        let _numbering = self.numbering();
+        let turns = self.message_list_turns(session_id, messages, backend)?;
+        self.record_turns(session_id, &turns)
+    }
+
+    fn numbering(&self) -> MutexGuard<'_, ()> {
+        self.message_numbering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The one canonical turn that one provider message of session `session_id` translates to.
+    fn message_turn(&self, session_id: &str, message: Value, backend: &Backend) -> Result<Turn> {
+        let options = Options::default();
+        let turns = if backend.format == Format::Gemini {
+            self.gemini_turns(session_id, message, backend, &options)?
+        } else {
+            self.session(session_id)?;
+            translate::from_messages(&Value::Array(vec![message]), backend, &options)?
+                .value
+                .turns
+        };
+        let count = turns.len();
+        let mut turns = turns.into_iter();
+        match (turns.next(), count) {
+            (Some(turn), 1) => Ok(turn),
+            (_, 0) => Err(Error::invalid_input(format!(
+                "the {} message holds nothing to record (no content codeoid keeps); skip it or \
+                 record a canonical turn",
+                backend.format
+            ))),
+            _ => Err(Error::invalid_input(format!(
+                "the {} message translates to {count} turns; record it as a message list \
+                 (record_messages)",
+                backend.format
+            ))),
+        }
+    }
+
+    /// The canonical turns of a provider message list of session `session_id`, with Gemini's
+    /// generated ids made unique within the session.
+    fn message_list_turns(
+        &self,
+        session_id: &str,
+        messages: &Value,
+        backend: &Backend,
+    ) -> Result<Vec<Turn>> {
+        let count = self.session(session_id)?.turn_count;
+        let mut turns = translate::from_messages(messages, backend, &Options::default())?
+            .value
+            .turns;
+        if backend.format != Format::Gemini {
+            return Ok(turns);
+        }
+        let given = given_ids(messages);
+        let renumber = |id: &mut String| {
+            if !given.contains(id.as_str()) && is_generated(id) {
+                id.insert_str(GEMINI_GENERATED.len(), &format!("{count}_"));
+            }
+        };
+        for part in turns.iter_mut().flat_map(|t| t.parts.iter_mut()) {
+            match part {
+                Part::ToolCall(call) => renumber(&mut call.id),
+                Part::ToolResult(result) => renumber(&mut result.call_id),
+                _ => {}
+            }
+        }
+        Ok(turns)
+    }
+
+    fn gemini_turns(
+        &self,
+        session_id: &str,
+        message: Value,
+        backend: &Backend,
+        options: &Options,
+    ) -> Result<Vec<Turn>> {
+        let session = self.session(session_id)?;
+        let parts = message.get("parts").and_then(Value::as_array);
+        // Whether some part holds `key` (a call or a response) without an id.
+        let without_id = |key: &str| {
+            parts.is_some_and(|parts| {
+                parts
+                    .iter()
+                    .any(|p| p.get(key).is_some_and(|inner| inner.get("id").is_none()))
+            })
+        };
+        if without_id("functionResponse") {
+            if let Some(previous) = self.latest_assistant_turn(&session)? {
+                let context = translate::to_messages(&[previous], backend, options)?.value;
+                if let Value::Array(mut list) = context {
+                    let skip = list.len();
+                    list.push(message);
+                    let turns = translate::from_messages(&Value::Array(list), backend, options)?
+                        .value
+                        .turns;
+                    return Ok(turns.into_iter().skip(skip).collect());
+                }
+            }
+        }
+        let renumber = without_id("functionCall");
+        let mut turns = translate::from_messages(&Value::Array(vec![message]), backend, options)?
+            .value
+            .turns;
+        if renumber {
+            let fresh = format!("{GEMINI_GENERATED}{}_", session.turn_count);
+            for part in turns.iter_mut().flat_map(|t| t.parts.iter_mut()) {
+                if let Part::ToolCall(call) = part {
+                    if let Some(rest) = call.id.strip_prefix(GEMINI_GENERATED_ALONE) {
+                        call.id = format!("{fresh}{rest}");
+                    }
+                }
+            }
+        }
+        Ok(turns)
+    }
+}
+
+/// The call and response ids a Gemini message list carries itself.
+fn given_ids(messages: &Value) -> HashSet<&str> {
+    messages
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("parts")?.as_array())
+        .flatten()
+        .filter_map(|p| p.get("functionCall").or_else(|| p.get("functionResponse")))
+        .filter_map(|inner| inner.get("id")?.as_str())
+        .collect()
+}
+
+/// Whether `id` has the shape the Gemini reader generates: `gemini_call_{n}_{n}`.
+fn is_generated(id: &str) -> bool {
+    id.strip_prefix(GEMINI_GENERATED).is_some_and(|rest| {
+        rest.split_once('_').is_some_and(|(c, p)| {
+            [c, p]
+                .iter()
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+    })
+}
