@@ -557,6 +557,61 @@ struct codeoid_error *codeoid_memory_recall_file(const struct codeoid_memory *me
                                                  struct codeoid_string *out_json);
 
 /**
+ * Records one provider message of session `session_id` as `codeoid_memory_record_turn`
+ * records a canonical turn (same outcome JSON in `*out_json`, rotation decision included).
+ * `format` is a `CODEOID_FORMAT_*` value; `message_json` is one message as that API takes it
+ * (an Anthropic or OpenAI Chat message, an OpenAI Responses `input` item, a Gemini `contents`
+ * entry); assistant turns are stamped with the format's provider and `model` (optional).
+ * `usage_json` (optional) is the usage of the call that produced an assistant message, as the
+ * canonical turn's `usage` object (`docs/canonical-turns.md`).
+ *
+ * Gemini calls without ids get ids unique within the session, and a response without an id
+ * pairs with the latest call of the same name, as Gemini intends.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_INVALID_INPUT` (unknown format, a message not in the format's shape, one
+ * that holds nothing to record or translates to several turns; nothing is written),
+ * `CODEOID_ERROR_NOT_FOUND` (session), database errors. Thread-safe.
+ *
+ * # Safety
+ * `memory` is NULL or a live handle; each `(ptr, len)` pair is NULL or readable; `out_json` is
+ * NULL or points at a `codeoid_string` that owns nothing.
+ */
+struct codeoid_error *codeoid_memory_record_message(const struct codeoid_memory *memory,
+                                                    const char *session_id,
+                                                    size_t session_id_len,
+                                                    uint32_t format,
+                                                    const char *model,
+                                                    size_t model_len,
+                                                    const char *message_json,
+                                                    size_t message_json_len,
+                                                    const char *usage_json,
+                                                    size_t usage_json_len,
+                                                    struct codeoid_string *out_json);
+
+/**
+ * Records a provider message list of session `session_id` (`messages_json`, in `format`,
+ * translated as a whole so results pair with their calls) as `codeoid_memory_record_turns`
+ * records canonical turns: one transaction, no rotation decision. Writes the same JSON array
+ * of `{"turn_id", "seq", "duplicate", "episode_ids"}` into `*out_json`.
+ *
+ * Errors: as `codeoid_memory_record_message`; nothing is written when the list is invalid.
+ * Thread-safe.
+ *
+ * # Safety
+ * As `codeoid_memory_record_message`.
+ */
+struct codeoid_error *codeoid_memory_record_messages(const struct codeoid_memory *memory,
+                                                     const char *session_id,
+                                                     size_t session_id_len,
+                                                     uint32_t format,
+                                                     const char *model,
+                                                     size_t model_len,
+                                                     const char *messages_json,
+                                                     size_t messages_json_len,
+                                                     struct codeoid_string *out_json);
+
+/**
  * Records one canonical turn (`turn_json`, a turn object of `docs/canonical-turns.md`) of
  * session `session_id` and, for an assistant turn, asks the rotation policy about it. Writes
  * the outcome into `*out_json`:
@@ -806,6 +861,25 @@ struct codeoid_error *codeoid_memory_tool_schemas(const struct codeoid_memory *m
                                                   const char *prefix,
                                                   size_t prefix_len,
                                                   struct codeoid_string *out_json);
+
+/**
+ * Writes the canonical turns of session `session_id` with sequence numbers in
+ * `start..end` (`end` = `UINT64_MAX`: to the last), as a JSON array of turn objects
+ * (`docs/canonical-turns.md`), into `*out_json`: what a harness that restarts rebuilds its
+ * conversation from, or hands to `codeoid_translate_to_messages`.
+ *
+ * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
+ * `CODEOID_ERROR_NOT_FOUND` (session not in this workspace), database errors. Thread-safe.
+ *
+ * # Safety
+ * As `codeoid_memory_record_message`.
+ */
+struct codeoid_error *codeoid_memory_turns(const struct codeoid_memory *memory,
+                                           const char *session_id,
+                                           size_t session_id_len,
+                                           uint64_t start,
+                                           uint64_t end,
+                                           struct codeoid_string *out_json);
 
 /**
  * Writes the warnings to show the person once (not per call) into `*out_json` as a JSON array

@@ -21,7 +21,7 @@
 //!
 //! Layout, one concept per file: [`version`], [`error`], `panic`, [`strings`] (owned output and
 //! validated input), `args` (pointer checks), `json` (the JSON shapes), and one file per API area
-//! ([`memory`], [`sessions`], [`reads`], [`recall`] for retrieval and the embedding worker,
+//! ([`memory`], [`sessions`], [`messages`] for provider messages and turns read back, [`reads`], [`recall`] for retrieval and the embedding worker,
 //! [`tools`] for the memory tools, [`rotation`], [`index`], [`compress`], [`translate`],
 //! [`lineage`] for fork and import).
 //!
@@ -38,6 +38,7 @@ pub mod index;
 mod json;
 pub mod lineage;
 pub mod memory;
+pub mod messages;
 mod panic;
 pub mod reads;
 pub mod recall;
@@ -56,6 +57,7 @@ pub use error::*;
 pub use index::*;
 pub use lineage::*;
 pub use memory::*;
+pub use messages::*;
 pub use reads::*;
 pub use recall::*;
 pub use rotation::*;

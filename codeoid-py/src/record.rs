@@ -219,10 +219,9 @@ impl PyMemory {
     ) -> PyResult<Bound<'py, PyAny>> {
         let memory = self.get(py)?;
         let turns = detached(py, move || {
-            memory.session(&session_id)?;
             let stored = match end {
-                Some(end) => memory.store().turns(&session_id, start.0..end.0)?,
-                None => memory.store().turns(&session_id, start.0..)?,
+                Some(end) => memory.turns(&session_id, start.0..end.0)?,
+                None => memory.turns(&session_id, start.0..)?,
             };
             Ok(stored.into_iter().map(|t| t.turn).collect::<Vec<Turn>>())
         })?;

@@ -220,6 +220,20 @@ impl Memory {
         Ok(recorded)
     }
 
+    /// The canonical turns of session `session_id` with sequence numbers in `range`, in order:
+    /// what a harness that restarts rebuilds its conversation from.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] when the session is not in this workspace.
+    pub fn turns(
+        &self,
+        session_id: &str,
+        range: impl std::ops::RangeBounds<u64>,
+    ) -> Result<Vec<crate::store::StoredTurn>> {
+        self.session(session_id)?;
+        self.store.turns(session_id, range)
+    }
+
     /// Closes session `session_id`: pending tool calls become cancelled episodes and a buffered
     /// final answer is stored. Returns the ids of the episodes this wrote.
     ///

@@ -114,6 +114,65 @@ pub(crate) fn calls() -> Vec<Call> {
             |m, t, o| unsafe { codeoid_memory_record_turns(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
+            "codeoid_memory_record_message",
+            true,
+            &[
+                ("session_id", REQ, UTF8),
+                ("model", OPT, UTF8),
+                ("message_json", REQ, UTF8),
+                ("usage_json", OPT, UTF8),
+            ],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, t, o| unsafe {
+                codeoid_memory_record_message(
+                    m,
+                    t[0].0,
+                    t[0].1,
+                    CODEOID_FORMAT_GEMINI,
+                    t[1].0,
+                    t[1].1,
+                    t[2].0,
+                    t[2].1,
+                    t[3].0,
+                    t[3].1,
+                    o,
+                )
+            },
+        ),
+        call(
+            "codeoid_memory_record_messages",
+            true,
+            &[
+                ("session_id", REQ, UTF8),
+                ("model", OPT, UTF8),
+                ("messages_json", REQ, UTF8),
+            ],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, t, o| unsafe {
+                codeoid_memory_record_messages(
+                    m,
+                    t[0].0,
+                    t[0].1,
+                    CODEOID_FORMAT_GEMINI,
+                    t[1].0,
+                    t[1].1,
+                    t[2].0,
+                    t[2].1,
+                    o,
+                )
+            },
+        ),
+        call(
+            "codeoid_memory_turns",
+            true,
+            &[("session_id", REQ, UTF8)],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, t, o| unsafe { codeoid_memory_turns(m, t[0].0, t[0].1, 0, u64::MAX, o) },
+        ),
+        call(
             "codeoid_memory_episode",
             true,
             &[("episode_id", REQ, UTF8)],
@@ -452,7 +511,7 @@ fn valid_texts(call: &Call) -> Vec<String> {
     call.texts
         .iter()
         .map(|(name, _, _)| match *name {
-            "options_json" | "query_json" | "arguments_json" => "{}".to_string(),
+            "options_json" | "query_json" | "arguments_json" | "message_json" => "{}".to_string(),
             "turn_json" => r#"{"role":"user","parts":[{"type":"text","text":"hi"}]}"#.to_string(),
             "turns_json" | "messages_json" | "tools_json" => "[]".to_string(),
             "request_json" => r#"{"turns":[]}"#.to_string(),

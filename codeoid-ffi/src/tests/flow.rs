@@ -665,3 +665,118 @@ fn import_a_claude_code_log_idempotently() {
         .unwrap_err();
     assert_eq!(err.code, CODEOID_ERROR_NOT_FOUND, "{err:?}");
 }
+
+#[test]
+fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
+    let fx = Fixture::new();
+    let m = fx.memory;
+    let session = fx.session("ses_gemini");
+    let (sp, sl) = c(&session);
+    let gemini = crate::translate::CODEOID_FORMAT_GEMINI;
+    let (mp, ml) = c("gemini-2.5-pro");
+    let record = |message: Value, usage: Option<&str>| {
+        let text = message.to_string();
+        let (tp, tl) = c(&text);
+        let (up, ul) = usage.map_or((std::ptr::null(), 0), c);
+        out_json(|o| unsafe {
+            crate::messages::codeoid_memory_record_message(
+                m, sp, sl, gemini, mp, ml, tp, tl, up, ul, o,
+            )
+        })
+    };
+    record(
+        json!({"role": "user", "parts": [{"text": "list twice"}]}),
+        None,
+    );
+    for _ in 0..2 {
+        record(
+            json!({"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]}),
+            Some(r#"{"calls": [{"input_tokens": 900, "output_tokens": 10}]}"#),
+        );
+        let outcome = record(
+            json!({"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "a.rs"}}}]}),
+            None,
+        );
+        assert_eq!(
+            outcome["recorded"]["episode_ids"].as_array().unwrap().len(),
+            1
+        );
+    }
+    let list = json!([
+        {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "b.rs"}}}]}
+    ])
+    .to_string();
+    let (lp, ll) = c(&list);
+    let recorded = out_json(|o| unsafe {
+        crate::messages::codeoid_memory_record_messages(m, sp, sl, gemini, mp, ml, lp, ll, o)
+    });
+    assert_eq!(recorded.as_array().unwrap().len(), 2);
+
+    let turns =
+        out_json(|o| unsafe { crate::messages::codeoid_memory_turns(m, sp, sl, 0, u64::MAX, o) });
+    let turns = turns.as_array().unwrap();
+    assert_eq!(turns.len(), 7);
+    let ids = |kind: &str, key: &str| -> Vec<String> {
+        turns
+            .iter()
+            .flat_map(|t| t["parts"].as_array().unwrap())
+            .filter(|p| p["type"] == kind)
+            .map(|p| p[key].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let calls = ids("tool_call", "id");
+    assert_eq!(calls.len(), 3);
+    assert_eq!(
+        calls.iter().collect::<std::collections::HashSet<_>>().len(),
+        3,
+        "{calls:?}"
+    );
+    assert_eq!(
+        ids("tool_result", "call_id"),
+        calls,
+        "each response answers its call"
+    );
+    assert_eq!(turns[1]["usage"]["calls"][0]["input_tokens"], 900);
+    assert_eq!(turns[1]["model"], "gemini-2.5-pro");
+    let tail =
+        out_json(|o| unsafe { crate::messages::codeoid_memory_turns(m, sp, sl, 5, u64::MAX, o) });
+    assert_eq!(tail.as_array().unwrap().len(), 2);
+
+    // Bad input is a typed error naming the argument, and writes nothing.
+    let bad = r#"{"role": "model", "parts": "x"}"#;
+    let (bp, bl) = c(bad);
+    let mut out = Out::new();
+    let err = check(unsafe {
+        crate::messages::codeoid_memory_record_message(
+            m,
+            sp,
+            sl,
+            gemini,
+            mp,
+            ml,
+            bp,
+            bl,
+            std::ptr::null(),
+            0,
+            out.ptr(),
+        )
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.code,
+        crate::error::CODEOID_ERROR_INVALID_INPUT,
+        "{}",
+        err.message
+    );
+    let (np, nl) = c("ses_missing");
+    let err =
+        check(unsafe { crate::messages::codeoid_memory_turns(m, np, nl, 0, u64::MAX, out.ptr()) })
+            .unwrap_err();
+    assert_eq!(
+        err.code,
+        crate::error::CODEOID_ERROR_NOT_FOUND,
+        "{}",
+        err.message
+    );
+}
