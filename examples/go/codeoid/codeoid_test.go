@@ -1,6 +1,7 @@
 package codeoid_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -174,6 +175,68 @@ func TestQuickstartPath(t *testing.T) {
 	sessions, err := m.Sessions()
 	if err != nil || len(sessions) != 1 || sessions[0].TurnCount != 20 || sessions[0].RotationCount != 1 {
 		t.Fatalf("sessions: %+v %v", sessions, err)
+	}
+}
+
+func TestGeminiMessagesOneAtATimeAndTurnsBack(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_gemini"}); err != nil {
+		t.Fatal(err)
+	}
+	record := func(message string, usage *codeoid.Usage) codeoid.TurnOutcome {
+		t.Helper()
+		outcome, err := m.RecordMessage("ses_gemini", codeoid.Gemini, "gemini-2.5-pro", json.RawMessage(message), usage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outcome
+	}
+	record(`{"role": "user", "parts": [{"text": "list twice"}]}`, nil)
+	for i := 0; i < 2; i++ {
+		usage := &codeoid.Usage{Calls: []codeoid.CallUsage{{InputTokens: 900, OutputTokens: 10}}}
+		record(`{"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]}`, usage)
+		outcome := record(`{"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "a.rs"}}}]}`, nil)
+		if len(outcome.Recorded.EpisodeIDs) != 1 {
+			t.Fatalf("a response closes its call: %+v", outcome)
+		}
+	}
+	list := `[{"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
+		{"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "b.rs"}}}]}]`
+	if recorded, err := m.RecordMessages("ses_gemini", codeoid.Gemini, "", json.RawMessage(list)); err != nil || len(recorded) != 2 {
+		t.Fatalf("list: %v %+v", err, recorded)
+	}
+	turns, err := m.Turns("ses_gemini", 0, codeoid.AllTurns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls, results []string
+	for _, turn := range turns {
+		for _, part := range turn.Parts {
+			switch part.Type {
+			case "tool_call":
+				calls = append(calls, part.ID)
+			case "tool_result":
+				results = append(results, part.CallID)
+			}
+		}
+	}
+	if len(turns) != 7 || len(calls) != 3 || calls[0] == calls[1] || calls[1] == calls[2] || calls[0] == calls[2] {
+		t.Fatalf("each call its own id: %d turns, calls %v", len(turns), calls)
+	}
+	if strings.Join(results, ",") != strings.Join(calls, ",") {
+		t.Fatalf("each response answers its call: %v vs %v", results, calls)
+	}
+	if turns[1].Usage == nil || turns[1].Usage.Calls[0].InputTokens != 900 {
+		t.Fatalf("usage kept: %+v", turns[1])
+	}
+	if _, err := m.RecordMessage("ses_gemini", codeoid.Gemini, "", json.RawMessage(`{"role": "model", "parts": "x"}`), nil); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("bad message: %v", err)
+	}
+	if _, err := m.Turns("ses_missing", 0, codeoid.AllTurns); !errors.Is(err, codeoid.ErrNotFound) {
+		t.Fatalf("missing session: %v", err)
+	}
+	if _, err := m.RecordTurn("ses_gemini", codeoid.Turn{Role: "user"}); err != nil {
+		t.Fatalf("a turn without parts is an empty turn: %v", err)
 	}
 }
 

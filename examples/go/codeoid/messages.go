@@ -1,0 +1,64 @@
+package codeoid
+
+/*
+#include "codeoid.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// AllTurns, as Turns' end, reads to the last turn.
+const AllTurns uint64 = math.MaxUint64
+
+// RecordMessage records one provider message (an Anthropic or OpenAI Chat message, an OpenAI
+// Responses input item, a Gemini contents entry) as RecordTurn records a canonical turn,
+// rotation decision included. Assistant turns are stamped with the format's provider and model
+// ("" for none); usage (nil for none) is that of the call that produced an assistant message.
+// Gemini calls without ids get ids unique within the session, and a response without an id
+// pairs with the latest call of the same name.
+func (m *Memory) RecordMessage(sessionID string, format Format, model string, message json.RawMessage, usage *Usage) (TurnOutcome, error) {
+	var outcome TurnOutcome
+	usageJSON := ""
+	if usage != nil {
+		encoded, err := optionalJSON(usage)
+		if err != nil {
+			return outcome, err
+		}
+		usageJSON = encoded
+	}
+	sp, sl := text(sessionID)
+	mp, ml := optionalText(model)
+	jp, jl := text(string(message))
+	up, ul := optionalText(usageJSON)
+	err := m.callJSON(&outcome, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
+		return C.codeoid_memory_record_message(p, sp, sl, C.uint32_t(format), mp, ml, jp, jl, up, ul, s)
+	})
+	return outcome, err
+}
+
+// RecordMessages records a provider message list, translated as a whole so results pair with
+// their calls, in one transaction and without evaluating rotation (as RecordTurns).
+func (m *Memory) RecordMessages(sessionID string, format Format, model string, messages json.RawMessage) ([]Recorded, error) {
+	var recorded []Recorded
+	sp, sl := text(sessionID)
+	mp, ml := optionalText(model)
+	jp, jl := text(string(messages))
+	err := m.callJSON(&recorded, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
+		return C.codeoid_memory_record_messages(p, sp, sl, C.uint32_t(format), mp, ml, jp, jl, s)
+	})
+	return recorded, err
+}
+
+// Turns returns the session's canonical turns with sequence numbers in [start, end) (AllTurns
+// for the last): what a harness that restarts rebuilds its conversation from.
+func (m *Memory) Turns(sessionID string, start, end uint64) ([]Turn, error) {
+	var turns []Turn
+	sp, sl := text(sessionID)
+	err := m.callJSON(&turns, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
+		return C.codeoid_memory_turns(p, sp, sl, C.uint64_t(start), C.uint64_t(end), s)
+	})
+	return turns, err
+}
