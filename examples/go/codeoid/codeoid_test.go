@@ -394,6 +394,33 @@ func TestCloseWhileOtherGoroutinesCall(t *testing.T) {
 	wg.Wait()
 }
 
+func TestCallsDuringCloseFailAtOnce(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_slow"}); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		close(started)
+		_, _ = m.Run("ses_slow", "sleep 2")
+		close(done)
+	}()
+	<-started
+	time.Sleep(200 * time.Millisecond) // the command is running
+	go func() { _ = m.Close() }()
+	time.Sleep(200 * time.Millisecond) // Close waits for the command
+	begin := time.Now()
+	_, err := m.Sessions()
+	if !errors.Is(err, codeoid.ErrClosed) {
+		t.Fatalf("a call during Close: %v", err)
+	}
+	if waited := time.Since(begin); waited > 500*time.Millisecond {
+		t.Fatalf("a call during Close waited %v for the call in flight", waited)
+	}
+	<-done
+}
+
 func TestForkAndImport(t *testing.T) {
 	m := open(t)
 	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_parent"}); err != nil {

@@ -8,6 +8,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Memory is session memory for one workspace: an open store bound to a workspace. Safe for
@@ -17,6 +18,9 @@ type Memory struct {
 	// flight and a call after Close sees nil instead of a freed handle.
 	mu  sync.RWMutex
 	ptr *C.codeoid_memory
+	// closing is set before Close waits for mu: a call that starts meanwhile returns ErrClosed
+	// at once instead of queueing behind Close (a waiting writer blocks new readers).
+	closing atomic.Bool
 }
 
 // Open opens (creating if needed) the store and binds it to a workspace.
@@ -39,6 +43,7 @@ func Open(config Config) (*Memory, error) {
 // Close closes the store. It waits for calls in flight, and is idempotent: later calls of
 // Close do nothing and other methods return ErrClosed.
 func (m *Memory) Close() error {
+	m.closing.Store(true)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ptr != nil {
@@ -51,6 +56,9 @@ func (m *Memory) Close() error {
 
 // call runs f with the live handle, or returns ErrClosed.
 func (m *Memory) call(f func(p *C.codeoid_memory) error) error {
+	if m.closing.Load() {
+		return ErrClosed
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.ptr == nil {
