@@ -73,8 +73,10 @@ impl Memory {
     ///
     /// # Errors
     /// Whatever opening the store reports ([`crate::ErrorKind::Corrupt`],
-    /// [`crate::ErrorKind::SchemaTooNew`], [`crate::ErrorKind::Io`]...), an invalid rotation or
-    /// index config ([`crate::ErrorKind::InvalidInput`]), or an unreadable compression rule file.
+    /// [`crate::ErrorKind::SchemaTooNew`], [`crate::ErrorKind::Io`]...),
+    /// [`crate::ErrorKind::NotFound`] when `config.workspace_dir` is not a directory, an invalid
+    /// rotation or index config ([`crate::ErrorKind::InvalidInput`]), or an unreadable
+    /// compression rule file.
     pub fn open(config: MemoryConfig) -> Result<Memory> {
         let path = match &config.db_path {
             Some(path) => path.clone(),
@@ -95,6 +97,13 @@ impl Memory {
             None => std::env::current_dir()
                 .map_err(|e| Error::io("read", Path::new("the current directory"), e))?,
         };
+        if !dir.is_dir() {
+            return Err(Error::not_found(format!(
+                "workspace directory {} does not exist or is not a directory; give the \
+                 checkout the agent works in",
+                dir.display()
+            )));
+        }
         let workspace = Workspace::resolve_for_tenant(&dir, &config.tenant)?;
         Memory::for_workspace(store, workspace, config)
     }

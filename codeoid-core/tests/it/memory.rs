@@ -756,3 +756,16 @@ fn provider_messages_get_session_unique_call_ids_and_pair_with_their_calls() {
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
     assert_eq!(memory.session(&s).unwrap().turn_count, before);
 }
+
+#[test]
+fn a_workspace_directory_that_does_not_exist_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Memory::open(MemoryConfig {
+        db_path: Some(dir.path().join("codeoid.db")),
+        workspace_dir: Some(dir.path().join("no-such-checkout")),
+        ..lexical_config()
+    })
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(err.message().contains("no-such-checkout"), "{err}");
+}
