@@ -1,7 +1,8 @@
 //! What the chunker reads out of a tool call's input: the summary argument, the file paths, and
 //! what the tool did with them (DESIGN §1).
 //!
-//! Invariants: the summary argument is the first string among `file_path`, `path`, `pattern`,
+//! Invariants: a path argument too long for a summary keeps its end (the file name), any other
+//! argument its start. The summary argument is the first string among `file_path`, `path`, `pattern`,
 //! `command` (DESIGN §1) and, for tools that have none of them (web fetch and search, subagent
 //! tasks), among `url`, `query`, `description`, `prompt`; paths come from `file_path`, `path`,
 //! `filePath`, `filename`, `notebook_path`, `paths[]`, `files[]` and, for grep/glob tools,
@@ -39,13 +40,32 @@ const SUMMARY_KEYS: [&str; 8] = [
 pub(crate) fn tool_summary(name: &str, input: &Value) -> String {
     let arg = SUMMARY_KEYS
         .iter()
-        .find_map(|key| input.get(key).and_then(Value::as_str))
-        .map(|s| one_line(s, SUMMARY_ARG_MAX_CHARS))
+        .find_map(|key| Some((*key, input.get(key).and_then(Value::as_str)?)))
+        .map(|(key, s)| {
+            if PATH_KEYS.contains(&key) {
+                path_tail(s, SUMMARY_ARG_MAX_CHARS)
+            } else {
+                one_line(s, SUMMARY_ARG_MAX_CHARS)
+            }
+        })
         .unwrap_or_default();
     let name = one_line(name, SUMMARY_MAX_CHARS);
     // Cut the name, never the parentheses, when a very long name would overflow the line.
     let room_for_name = SUMMARY_MAX_CHARS.saturating_sub(arg.chars().count() + 2);
     format!("{}({arg})", one_line(&name, room_for_name))
+}
+
+/// A path cut to its last `max` characters (`…` first): the file name and the folders just above
+/// it say which file, where an absolute path's head (`/home/user/projects/…`) says nothing.
+fn path_tail(path: &str, max: usize) -> String {
+    let path = one_line(path, usize::MAX);
+    let count = path.chars().count();
+    if count <= max || max == 0 {
+        return path;
+    }
+    let skip = count - (max - 1);
+    let tail: String = path.chars().skip(skip).collect();
+    format!("…{tail}")
 }
 
 /// The file paths and patterns in `input`, tagged with what `tool` did with them.
@@ -135,6 +155,23 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_long_path_keeps_its_file_name() {
+        let path = "/home/user/projects/spotter-worktrees/spotter-gqc/test/spotter/services/\
+                    transcript_renderer_test.exs";
+        let summary = tool_summary("Edit", &json!({"file_path": path}));
+        assert!(
+            summary.ends_with("/services/transcript_renderer_test.exs)"),
+            "{summary}"
+        );
+        assert!(summary.starts_with("Edit(…"), "{summary}");
+        assert_eq!(summary.chars().count(), "Edit()".len() + SUMMARY_ARG_MAX_CHARS);
+        // Other arguments keep their start: a command's verb says what it did.
+        let command = format!("cargo test --workspace {}", "-p x ".repeat(20));
+        let summary = tool_summary("Bash", &json!({"command": command}));
+        assert!(summary.starts_with("Bash(cargo test --workspace"), "{summary}");
+    }
+
+    #[test]
     fn summary_takes_the_first_known_argument() {
         let input = json!({"command": "cargo test", "file_path": "src/lib.rs"});
         assert_eq!(tool_summary("Read", &input), "Read(src/lib.rs)");
@@ -166,7 +203,7 @@ mod tests {
         assert_eq!(s.chars().count(), "Bash()".len() + SUMMARY_ARG_MAX_CHARS);
         let s = tool_summary(&"n".repeat(300), &json!({ "path": long }));
         assert!(s.chars().count() <= SUMMARY_MAX_CHARS, "{s}");
-        assert!(s.ends_with("…)"), "{s}");
+        assert!(s.ends_with("x)"), "a path keeps its end: {s}");
     }
 
     #[test]
