@@ -164,11 +164,17 @@ mod tests {
             "{summary}"
         );
         assert!(summary.starts_with("Edit(…"), "{summary}");
-        assert_eq!(summary.chars().count(), "Edit()".len() + SUMMARY_ARG_MAX_CHARS);
+        assert_eq!(
+            summary.chars().count(),
+            "Edit()".len() + SUMMARY_ARG_MAX_CHARS
+        );
         // Other arguments keep their start: a command's verb says what it did.
         let command = format!("cargo test --workspace {}", "-p x ".repeat(20));
         let summary = tool_summary("Bash", &json!({"command": command}));
-        assert!(summary.starts_with("Bash(cargo test --workspace"), "{summary}");
+        assert!(
+            summary.starts_with("Bash(cargo test --workspace"),
+            "{summary}"
+        );
     }
 
     #[test]

@@ -541,6 +541,21 @@ fn prompts_typed_while_the_agent_works_and_hook_context_are_kept() {
                 "origin": {"kind": "peer"}, "prompt": "message from another session"}),
             ),
         ),
+        // Claude Code tells the model a background command ended, as a user message.
+        line(
+            "user",
+            "n1",
+            6,
+            serde_json::json!({"message": {"role": "user", "content":
+                "<task-notification>\n<task-id>b0</task-id>\n<status>completed</status>\n\
+                 </task-notification>\nRead the output file to retrieve the result"}}),
+        ),
+        line(
+            "user",
+            "i1",
+            6,
+            serde_json::json!({"message": {"role": "user", "content": "[Request interrupted by user]"}}),
+        ),
         line(
             "assistant",
             "a2",
@@ -578,6 +593,14 @@ fn prompts_typed_while_the_agent_works_and_hook_context_are_kept() {
     assert!(queued.is_person_prompt());
     assert_eq!(queued.meta["attachment"], "queued_command");
     assert!(find("p1").meta_flag("is_meta"), "not typed by the person");
+    assert!(
+        find("n1").meta_flag("is_meta"),
+        "a harness notice is not a prompt"
+    );
+    assert!(
+        find("i1").meta_flag("is_meta"),
+        "an interruption is not a prompt"
+    );
     let hook = find("c1");
     assert!(hook.meta_flag("is_meta"));
     assert_eq!(
@@ -616,6 +639,9 @@ fn prompts_typed_while_the_agent_works_and_hook_context_are_kept() {
         context,
         [
             "message from another session",
+            "<task-notification>\n<task-id>b0</task-id>\n<status>completed</status>\n\
+             </task-notification>\nRead the output file to retrieve the result",
+            "[Request interrupted by user]",
             "error[E0308]: mismatched types\n  --> prices.rs:3:9"
         ]
     );

@@ -10,11 +10,14 @@
 //!   say): context (`isMeta`), its `content` strings joined by newlines.
 //!
 //! Every other attachment (hook outcomes, file snapshots, reminders about tools) is not part of
-//! the conversation and stays ignored. The rewritten line keeps its `attachment` object, whose
+//! the conversation and stays ignored. Claude Code also writes some harness text as plain `user`
+//! lines without `isMeta` (a background task's `<task-notification>`, `[Request interrupted by
+//! user]`): [`is_harness_notice`] tells the reader to treat them as context too. The rewritten line keeps its `attachment` object, whose
 //! `type` the turn records as `meta.attachment`.
 
 use serde_json::{Map, Value};
 
+use crate::canonical::Part;
 use crate::import::fields::{flag, str_field};
 
 /// The `user` line attachment line `obj` stands for, or `obj` unchanged when it carries no
@@ -73,4 +76,17 @@ fn conversation_text(attachment: &Map<String, Value>) -> Option<(Value, bool)> {
         }
         _ => None,
     }
+}
+
+/// Texts Claude Code writes as user messages without `isMeta` that no person typed: a
+/// background task's end (`<task-notification>`) and the mark of an interruption. Taken for
+/// prompts, they became the intent of the calls after them.
+pub(super) fn is_harness_notice(parts: &[Part]) -> bool {
+    let mut texts = parts.iter().filter_map(|p| match p {
+        Part::Text { text } => Some(text.trim_start()),
+        _ => None,
+    });
+    texts.next().is_some_and(|text| {
+        text.starts_with("<task-notification>") || text.starts_with("[Request interrupted by user")
+    })
 }

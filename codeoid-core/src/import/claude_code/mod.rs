@@ -350,7 +350,8 @@ impl FileReader<'_> {
                 if record.is_compact_summary {
                     meta.insert("compaction_summary".to_owned(), Value::Bool(true));
                 }
-                if record.is_meta {
+                if record.is_meta || attachment::is_harness_notice(&converted.parts) {
+                    record.is_meta = true;
                     meta.insert("is_meta".to_owned(), Value::Bool(true));
                 }
                 if let Some(kind) = &record.attachment {
