@@ -162,10 +162,17 @@ pub struct IndexArgs {
     /// Build it as seen from this session (listed as `current`).
     #[arg(long, value_name = "SESSION_ID")]
     session: Option<String>,
+    /// Seconds to wait for the embedding worker to catch up first: topic clusters are built
+    /// from the episodes' vectors, as a harness's index is.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
+    wait: u64,
 }
 
+/// Prints the workspace index a harness's system prompt would carry, topic clusters included
+/// (so it loads the embedding model, as `recall` does).
 pub fn index(context: &Context, args: &IndexArgs) -> Result<()> {
-    let memory = context.memory()?;
+    let memory = context.memory_for_recall()?;
+    crate::recall::wait_for_vectors(&memory, std::time::Duration::from_secs(args.wait))?;
     let text = memory.workspace_index(args.session.as_deref())?;
     if text.is_empty() {
         eprintln!(

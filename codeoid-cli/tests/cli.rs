@@ -192,6 +192,24 @@ fn import_timeline_show_and_fork_on_a_real_log() {
 }
 
 #[test]
+fn index_shows_the_topic_clusters_a_harness_would_see() {
+    let env = Env::new();
+    let log =
+        evaldata().join("claude-code-sessions/spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+    env.codeoid(&["import", log.to_str().unwrap()]);
+    let stats = stdout(&env.codeoid(&["stats"]));
+    let ws = stats
+        .lines()
+        .find(|l| l.starts_with("ws_"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let index = stdout(&env.codeoid(&["-w", &ws, "index", "--wait", "300"]));
+    assert!(index.contains("## Topic clusters"), "{index}");
+    assert!(index.contains("## Hot files"), "{index}");
+}
+
+#[test]
 fn errors_name_the_problem_and_exit_nonzero() {
     let env = Env::new();
     let missing = env.codeoid(&["import", "/definitely/not/here"]);
