@@ -177,7 +177,9 @@ struct Importer<'a> {
 /// the module documentation. `on_progress` is called before the first file and after each one.
 ///
 /// # Errors
-/// - [`ErrorKind::InvalidInput`] when `options.batch_turns` is 0.
+/// - [`ErrorKind::InvalidInput`] when `options.batch_turns` is 0; [`ErrorKind::NotFound`] when
+///   `options.workspace_dir` is not a directory (a relative one is taken from the current
+///   directory).
 /// - What [`super::visit_path`] returns for the path ([`ErrorKind::NotFound`],
 ///   [`ErrorKind::Io`], [`ErrorKind::Import`] for a single file that is not a session log).
 /// - Store failures ([`ErrorKind::Database`], [`ErrorKind::Busy`]...): the import stops; every
@@ -195,6 +197,25 @@ pub fn import_into(
             "batch_turns is 0; use at least 1 turn per transaction",
         ));
     }
+    // `workspace_dir` is a directory of this machine: relative to the current one, and there.
+    let options = &match &options.workspace_dir {
+        Some(dir) => {
+            let dir = std::path::absolute(dir)
+                .map_err(|e| Error::io("resolve the workspace directory", dir, e))?;
+            if !dir.is_dir() {
+                return Err(Error::not_found(format!(
+                    "workspace directory {} does not exist or is not a directory; give the \
+                     checkout to import into",
+                    dir.display()
+                )));
+            }
+            ImportOptions {
+                workspace_dir: Some(dir),
+                ..options.clone()
+            }
+        }
+        None => options.clone(),
+    };
     let mut importer = Importer {
         store,
         options,

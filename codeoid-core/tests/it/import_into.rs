@@ -762,6 +762,26 @@ fn workspaces_follow_the_recorded_directory_an_override_or_the_fallback() {
         moved.skipped_sessions
     );
     assert_eq!(store.session("s-here").unwrap().workspace_id, ws.id());
+
+    // `workspace_dir` names a directory of this machine: a relative one is taken from the
+    // current directory (not kept as the text "."), and one that does not exist is refused.
+    let relative = dir.path().join("relative.jsonl");
+    std::fs::write(&relative, tiny_log("s-rel", "/elsewhere/proj", "u4")).unwrap();
+    let options = ImportOptions {
+        workspace_dir: Some(PathBuf::from(".")),
+        ..ImportOptions::default()
+    };
+    import(&store, &relative, &options);
+    let here_ws =
+        codeoid_core::store::Workspace::resolve(std::env::current_dir().unwrap()).unwrap();
+    assert_eq!(store.session("s-rel").unwrap().workspace_id, here_ws.id());
+    let missing = ImportOptions {
+        workspace_dir: Some(dir.path().join("no-such-checkout")),
+        ..ImportOptions::default()
+    };
+    let err =
+        codeoid_core::import::import_into(&store, &relative, &missing, &mut |_| {}).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
 }
 
 #[test]
