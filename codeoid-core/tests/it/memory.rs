@@ -491,9 +491,12 @@ fn replaying_a_real_session_rotates_exactly_where_the_numbers_say() {
     let mut last_prompt: Option<String> = None;
     let mut expected_anchors = Vec::new();
     for (index, turn) in main.turns.iter().enumerate() {
+        // A prompt the person typed: not a compaction summary, not text the harness wrote
+        // (a background task's notification).
         if turn.role == Role::User
             && turn.is_user_prompt()
             && !turn.meta.contains_key("compaction_summary")
+            && !turn.meta.contains_key("is_meta")
         {
             last_prompt = Some(turn.text());
         }
