@@ -3,8 +3,9 @@
 //!
 //! Invariants: a path argument too long for a summary keeps its end (the file name), any other
 //! argument its start. The summary argument is the first string among `file_path`, `path`, `pattern`,
-//! `command` (DESIGN §1) and, for tools that have none of them (web fetch and search, subagent
-//! tasks), among `url`, `query`, `description`, `prompt`; paths come from `file_path`, `path`,
+//! `command` (DESIGN §1) and, for tools that have none of them (SWE-agent's file tools, web fetch
+//! and search, subagent tasks), among `filename`, `file_name`, `search_term`, `url`, `query`,
+//! `description`, `prompt`; paths come from `file_path`, `path`,
 //! `filePath`, `filename`, `notebook_path`, `paths[]`, `files[]` and, for grep/glob tools,
 //! `pattern`, in that order, without duplicates.
 //!
@@ -22,13 +23,17 @@ const PATH_KEYS: [&str; 5] = ["file_path", "path", "filePath", "filename", "note
 const PATH_LIST_KEYS: [&str; 2] = ["paths", "files"];
 
 /// Keys tried, in order, for the argument shown in a tool call's summary: DESIGN §1's four, then
-/// what tools without any of them are called with, so that `WebFetch(https://…)` or
-/// `Task(review the parser)` say what the call was about instead of `WebFetch()`.
-const SUMMARY_KEYS: [&str; 8] = [
+/// what tools without any of them are called with, so that `WebFetch(https://…)`,
+/// `Task(review the parser)` or SWE-agent's `create(reproduce.py)` say what the call was about
+/// instead of `WebFetch()`.
+const SUMMARY_KEYS: [&str; 11] = [
     "file_path",
     "path",
     "pattern",
     "command",
+    "filename",
+    "file_name",
+    "search_term",
     "url",
     "query",
     "description",
@@ -198,6 +203,14 @@ mod tests {
         assert_eq!(
             tool_summary("WebSearch", &json!({"query": "fts5 detail column"})),
             "WebSearch(fts5 detail column)"
+        );
+        assert_eq!(
+            tool_summary("create", &json!({"filename": "reproduce.py"})),
+            "create(reproduce.py)"
+        );
+        assert_eq!(
+            tool_summary("search_dir", &json!({"search_term": "def parse", "dir": "src"})),
+            "search_dir(def parse)"
         );
         let task = json!({"prompt": "Read every file...", "description": "Review the parser"});
         assert_eq!(tool_summary("Task", &task), "Task(Review the parser)");
