@@ -31,6 +31,7 @@ use super::paths::QueryPaths;
 use super::query::{Hit, RecallQuery};
 use super::vector_index::IndexFilter;
 use super::worker::{EmbeddingStatus, Worker};
+use crate::canonical::PathAccess;
 use crate::embed::Embedder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{ClusterEpisode, ClusterInput};
@@ -212,7 +213,8 @@ impl Retriever {
             // cuts the path short.
             let mut summary = header.summary.clone();
             for path in paths.get(&header.id).into_iter().flatten() {
-                if !relative.contains(&path.relative) {
+                // A search's pattern or scope (`**/mix.exs`, `.`) is not a file of the topic.
+                if path.access != PathAccess::Search && !relative.contains(&path.relative) {
                     relative.push(path.relative.clone());
                 }
                 let root = path.given.strip_suffix(path.relative.as_str());

@@ -407,11 +407,24 @@ fn the_workspace_index_gets_topic_clusters_from_the_worker_vectors() {
             json!({"command": format!("kubectl rollout status deployment/api-{i}")}),
             "deployment \"api\" successfully rolled out; 3 of 3 replicas available",
         );
+        exchange(
+            &memory,
+            &s,
+            &format!("g{i}"),
+            1005 + i * 10,
+            "fix the parser",
+            "Grep",
+            json!({"pattern": "fn parse_expr|fn parse_term", "path": "src/parser"}),
+            "src/parser/expr.rs:12:fn parse_expr() {}",
+        );
     }
     memory.flush().unwrap();
     assert!(episode_count(&memory) >= 30);
     let index = memory.workspace_index(Some(&s)).unwrap();
     assert!(index.contains("## Topic clusters"), "{index}");
+    // A search's pattern and scope are not files of the topic.
+    assert!(!index.contains("parse_term"), "{index}");
+    assert!(index.contains("src/parser/expr.rs"), "{index}");
     assert!(index.contains("episodes, latest"), "{index}");
     let above: Vec<String> = memory
         .workspace()
