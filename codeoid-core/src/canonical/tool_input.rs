@@ -209,7 +209,10 @@ mod tests {
             "create(reproduce.py)"
         );
         assert_eq!(
-            tool_summary("search_dir", &json!({"search_term": "def parse", "dir": "src"})),
+            tool_summary(
+                "search_dir",
+                &json!({"search_term": "def parse", "dir": "src"})
+            ),
             "search_dir(def parse)"
         );
         let task = json!({"prompt": "Read every file...", "description": "Review the parser"});

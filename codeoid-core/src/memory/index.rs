@@ -56,16 +56,22 @@ impl Memory {
                 last_touched: f.last_at,
             })
             .collect();
-        let sessions = self
+        let summary = |session: crate::store::Session| SessionSummary {
+            id: session.id,
+            first_intent: session.first_intent,
+            last_activity: session.last_activity_at,
+        };
+        let mut sessions: Vec<SessionSummary> = self
             .store
             .recent_sessions(ws, self.config.index.max_sessions.max(1) * 2)?
             .into_iter()
-            .map(|r| SessionSummary {
-                id: r.session.id,
-                first_intent: r.session.first_intent,
-                last_activity: r.session.last_activity_at,
-            })
+            .map(|r| summary(r.session))
             .collect();
+        // The calling session is listed first as `current` even when the recent ones leave it
+        // out (a subagent, or a session quiet for longer than the others).
+        if let Some(id) = session_id.filter(|id| !sessions.iter().any(|s| s.id == *id)) {
+            sessions.push(summary(self.session(id)?));
+        }
         Ok(IndexInput {
             workspace: self.workspace_name.clone(),
             episode_count: stats.episodes,

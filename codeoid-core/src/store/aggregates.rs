@@ -191,7 +191,9 @@ impl Store {
         })
     }
 
-    /// The `n` sessions of `workspace_id` with the latest activity, latest first.
+    /// The `n` sessions of `workspace_id` with the latest activity, latest first. Subagents'
+    /// sessions are not listed: each is part of its parent's work, and a few busy subagents
+    /// would push the sessions a person ran off the list.
     ///
     /// # Errors
     /// A database error if the read fails.
@@ -199,7 +201,8 @@ impl Store {
         self.read(|conn| {
             let sql = format!(
                 "SELECT {}, (SELECT count(*) FROM episodes e WHERE e.session_id = s.id)
-                 FROM sessions s WHERE s.workspace_id = ?1
+                 FROM sessions s
+                 WHERE s.workspace_id = ?1 AND s.lineage_kind IS NOT 'subagent'
                  ORDER BY s.last_activity_at DESC, s.pk DESC LIMIT ?2",
                 sessions::COLUMNS
                     .split(", ")

@@ -772,3 +772,47 @@ fn a_workspace_directory_that_does_not_exist_is_refused_at_open() {
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     assert!(err.message().contains("no-such-checkout"), "{err}");
 }
+
+#[test]
+fn a_subagent_sees_itself_as_current_in_the_index_but_not_among_recent_sessions() {
+    use codeoid_core::store::{Lineage, LineageKind};
+    let (_dir, memory) = memory();
+    let parent = session(&memory, "parent");
+    memory
+        .record_turn(&parent, &Turn::user_text("port the parser to nom"))
+        .unwrap();
+    memory
+        .record_turn(&parent, &Turn::assistant_text("porting it"))
+        .unwrap();
+    let sub = memory
+        .start_session(NewSession {
+            lineage: Some(Lineage {
+                parent_session_id: parent.clone(),
+                parent_name: None,
+                at_turn: None,
+                kind: LineageKind::Subagent,
+            }),
+            ..NewSession::default()
+        })
+        .unwrap()
+        .id;
+    memory
+        .record_turn(&sub, &Turn::user_text("find every caller of parse_expr"))
+        .unwrap();
+    memory
+        .record_turn(&sub, &Turn::assistant_text("three callers"))
+        .unwrap();
+    memory.finish_session(&parent).unwrap();
+    memory.finish_session(&sub).unwrap();
+    let seen_by_parent = memory.workspace_index(Some(&parent)).unwrap();
+    assert!(
+        seen_by_parent.contains("[current] port the parser to nom"),
+        "{seen_by_parent}"
+    );
+    assert!(!seen_by_parent.contains("parse_expr"), "{seen_by_parent}");
+    let seen_by_sub = memory.workspace_index(Some(&sub)).unwrap();
+    assert!(
+        seen_by_sub.contains("[current] find every caller of parse_expr"),
+        "{seen_by_sub}"
+    );
+}

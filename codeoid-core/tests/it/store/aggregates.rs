@@ -210,3 +210,52 @@ fn a_stored_session_names_its_workspace_at_its_own_root() {
     );
     assert_eq!(record.at_root("/elsewhere").id(), ws.id());
 }
+
+#[test]
+fn recent_sessions_leave_subagents_to_their_parents() {
+    use codeoid_core::store::{Lineage, LineageKind};
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let parent = session(&store, &ws, "parent", 0);
+    let fork = store
+        .create_session(
+            &ws,
+            NewSession {
+                name: Some("fork".into()),
+                created_at: Some(time(5)),
+                lineage: Some(Lineage {
+                    parent_session_id: parent.id.clone(),
+                    parent_name: None,
+                    at_turn: None,
+                    kind: LineageKind::Fork,
+                }),
+                ..NewSession::default()
+            },
+        )
+        .unwrap();
+    for n in 0..3 {
+        store
+            .create_session(
+                &ws,
+                NewSession {
+                    name: Some(format!("explore {n}")),
+                    created_at: Some(time(10 + n)),
+                    lineage: Some(Lineage {
+                        parent_session_id: parent.id.clone(),
+                        parent_name: None,
+                        at_turn: None,
+                        kind: LineageKind::Subagent,
+                    }),
+                    ..NewSession::default()
+                },
+            )
+            .unwrap();
+    }
+    let recent: Vec<String> = store
+        .recent_sessions(ws.id(), 10)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.session.id)
+        .collect();
+    assert_eq!(recent, [fork.id, parent.id]);
+}
