@@ -55,8 +55,9 @@ use codeoid_core::store::{
 };
 
 /// Bumped when the way the store is built changes (v2: vectors stored as f16; v3: harness-injected
-/// turns are context episodes, tool calls anchored on their turn).
-const STORE_VERSION: &str = "v3";
+/// turns are context episodes, tool calls anchored on their turn; v4: task notifications are
+/// context too, and a long path's summary keeps its end).
+const STORE_VERSION: &str = "v4";
 /// Hits asked for; MRR counts 0 beyond.
 const DEPTH: usize = 10;
 /// Longest query kept (characters); a pasted log is cut.
