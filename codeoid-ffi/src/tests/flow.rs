@@ -678,6 +678,7 @@ fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
         let text = message.to_string();
         let (tp, tl) = c(&text);
         let (up, ul) = usage.map_or((std::ptr::null(), 0), c);
+        // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
         out_json(|o| unsafe {
             crate::messages::codeoid_memory_record_message(
                 m, sp, sl, gemini, mp, ml, tp, tl, up, ul, o,
@@ -708,12 +709,14 @@ fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
     ])
     .to_string();
     let (lp, ll) = c(&list);
+    // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
     let recorded = out_json(|o| unsafe {
         crate::messages::codeoid_memory_record_messages(m, sp, sl, gemini, mp, ml, lp, ll, o)
     });
     assert_eq!(recorded.as_array().unwrap().len(), 2);
 
     let turns =
+        // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
         out_json(|o| unsafe { crate::messages::codeoid_memory_turns(m, sp, sl, 0, u64::MAX, o) });
     let turns = turns.as_array().unwrap();
     assert_eq!(turns.len(), 7);
@@ -740,6 +743,7 @@ fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
     assert_eq!(turns[1]["usage"]["calls"][0]["input_tokens"], 900);
     assert_eq!(turns[1]["model"], "gemini-2.5-pro");
     let tail =
+        // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
         out_json(|o| unsafe { crate::messages::codeoid_memory_turns(m, sp, sl, 5, u64::MAX, o) });
     assert_eq!(tail.as_array().unwrap().len(), 2);
 
@@ -747,6 +751,7 @@ fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
     let bad = r#"{"role": "model", "parts": "x"}"#;
     let (bp, bl) = c(bad);
     let mut out = Out::new();
+    // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
     let err = check(unsafe {
         crate::messages::codeoid_memory_record_message(
             m,
@@ -771,6 +776,7 @@ fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
     );
     let (np, nl) = c("ses_missing");
     let err =
+        // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
         check(unsafe { crate::messages::codeoid_memory_turns(m, np, nl, 0, u64::MAX, out.ptr()) })
             .unwrap_err();
     assert_eq!(
