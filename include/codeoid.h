@@ -476,7 +476,8 @@ struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
  * `config_json` (optional: NULL means all defaults) is a JSON object, every key optional:
  * `db_path` (default `$CODEOID_DB` or the platform data directory), `workspace_dir` (a directory
  * inside the workspace; default the current directory), `tenant`, `memory_enabled`,
- * `compress_rules` (a rule file), `rotation` and `index` (objects of settings to change, named
+ * `compress_rules` (a rule file), `run_timeout_secs` (commands run by `codeoid_memory_run` are
+ * killed after this many seconds; 0 or absent: never), `rotation` and `index` (objects of settings to change, named
  * as in `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
  * `max_episode_bytes`, `hash_read_files`, `include_thinking`), `embeddings` (the model recall
  * uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a checkpoint
@@ -697,11 +698,13 @@ struct codeoid_error *codeoid_memory_rotation_decision(const struct codeoid_memo
 /**
  * Runs `command` with `sh -c` in the workspace root (stdin closed), stores its raw stdout and
  * stderr as an episode of `session_id` first, then writes into `*out_json`:
- * `{"stdout", "stderr", "exit_code", "episode_id", "compressed", "store_error"}` where
+ * `{"stdout", "stderr", "exit_code", "episode_id", "compressed", "store_error", "timed_out"}`
+ * where
  * `stdout` is what to show (the compressed text ending with the `get_episode` hint, or the raw
  * output), `stderr` passes through unchanged, `compressed` is the compression object of
  * `codeoid_memory_compress` (with its `hint`) or null, and `store_error` says why the raw
- * output could not be stored (null normally). Output that is not UTF-8 is converted lossily in
+ * output could not be stored (null normally); `timed_out` is true when the command ran past the
+ * memory's `run_timeout_secs` and was killed with everything it started. Output that is not UTF-8 is converted lossily in
  * this JSON; the stored episode keeps the exact bytes.
  *
  * A failing command is not an error: read `exit_code`.

@@ -54,11 +54,13 @@ pub unsafe extern "C" fn codeoid_memory_compress(
 
 /// Runs `command` with `sh -c` in the workspace root (stdin closed), stores its raw stdout and
 /// stderr as an episode of `session_id` first, then writes into `*out_json`:
-/// `{"stdout", "stderr", "exit_code", "episode_id", "compressed", "store_error"}` where
+/// `{"stdout", "stderr", "exit_code", "episode_id", "compressed", "store_error", "timed_out"}`
+/// where
 /// `stdout` is what to show (the compressed text ending with the `get_episode` hint, or the raw
 /// output), `stderr` passes through unchanged, `compressed` is the compression object of
 /// `codeoid_memory_compress` (with its `hint`) or null, and `store_error` says why the raw
-/// output could not be stored (null normally). Output that is not UTF-8 is converted lossily in
+/// output could not be stored (null normally); `timed_out` is true when the command ran past the
+/// memory's `run_timeout_secs` and was killed with everything it started. Output that is not UTF-8 is converted lossily in
 /// this JSON; the stored episode keeps the exact bytes.
 ///
 /// A failing command is not an error: read `exit_code`.
@@ -97,6 +99,7 @@ pub unsafe extern "C" fn codeoid_memory_run(
             "episode_id": episode_id,
             "compressed": run.compressed.as_ref().map(|c| json::compressed(c, episode_id)),
             "store_error": run.store_error.as_ref().map(codeoid_core::Error::full_message),
+            "timed_out": run.timed_out,
         });
         json::write(out_json, &value)
     })

@@ -45,6 +45,7 @@ struct OpenConfig {
     tenant: Option<String>,
     memory_enabled: Option<bool>,
     compress_rules: Option<PathBuf>,
+    run_timeout_secs: Option<f64>,
     rotation: Option<Value>,
     index: Option<Value>,
     store: Option<StoreSettings>,
@@ -132,6 +133,14 @@ impl OpenConfig {
         if self.compress_rules.is_some() {
             config.compress_rules = self.compress_rules;
         }
+        if let Some(secs) = self.run_timeout_secs {
+            if !(secs.is_finite() && (0.0..=1e9).contains(&secs)) {
+                return Err(Failure::invalid_input(format!(
+                    "run_timeout_secs is {secs}; expected a number of seconds (0: none)"
+                )));
+            }
+            config.run_timeout = Some(Duration::from_secs_f64(secs)).filter(|d| !d.is_zero());
+        }
         if let Some(model) = self
             .embeddings
             .map(EmbeddingSettings::model)
@@ -165,7 +174,8 @@ impl OpenConfig {
 /// `config_json` (optional: NULL means all defaults) is a JSON object, every key optional:
 /// `db_path` (default `$CODEOID_DB` or the platform data directory), `workspace_dir` (a directory
 /// inside the workspace; default the current directory), `tenant`, `memory_enabled`,
-/// `compress_rules` (a rule file), `rotation` and `index` (objects of settings to change, named
+/// `compress_rules` (a rule file), `run_timeout_secs` (commands run by `codeoid_memory_run` are
+/// killed after this many seconds; 0 or absent: never), `rotation` and `index` (objects of settings to change, named
 /// as in `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
 /// `max_episode_bytes`, `hash_read_files`, `include_thinking`), `embeddings` (the model recall
 /// uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a checkpoint

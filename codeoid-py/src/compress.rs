@@ -75,6 +75,7 @@ pub struct RunOutput {
     episode_id: Option<String>,
     compressed: Option<Compressed>,
     store_error: Option<String>,
+    timed_out: bool,
 }
 
 impl From<CoreRunOutput> for RunOutput {
@@ -86,6 +87,7 @@ impl From<CoreRunOutput> for RunOutput {
             episode_id: o.episode_id,
             compressed: o.compressed.map(Compressed::from),
             store_error: o.store_error.map(|e| e.full_message()),
+            timed_out: o.timed_out,
         }
     }
 }
@@ -126,6 +128,13 @@ impl RunOutput {
     #[getter]
     fn store_error(&self) -> Option<String> {
         self.store_error.clone()
+    }
+
+    /// Whether the command ran past the memory's `run_timeout` and was killed, with everything
+    /// it started (`stdout` then ends with a line saying so).
+    #[getter]
+    fn timed_out(&self) -> bool {
+        self.timed_out
     }
 
     fn __repr__(&self) -> String {

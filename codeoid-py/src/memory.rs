@@ -12,7 +12,7 @@
 //! `InvalidInputError` (a `ValueError`, as a closed Python file does), never crashes.
 
 use codeoid_core::retrieve::ModelChoice;
-use codeoid_core::store::{Store, StoreOptions};
+use codeoid_core::store::StoreOptions;
 use codeoid_core::{Memory, MemoryConfig};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
@@ -79,6 +79,7 @@ impl PyMemory {
         context_window = None,
         workspace_index = None,
         compress_rules = None,
+        run_timeout = None,
         hash_read_files = None,
         max_episode_bytes = None,
         busy_timeout = None,
@@ -100,6 +101,7 @@ impl PyMemory {
         context_window: Option<Count>,
         workspace_index: Option<bool>,
         compress_rules: Option<PathBuf>,
+        run_timeout: Option<f64>,
         hash_read_files: Option<bool>,
         max_episode_bytes: Option<Count>,
         busy_timeout: Option<f64>,
@@ -109,6 +111,9 @@ impl PyMemory {
     ) -> PyResult<PyMemory> {
         let busy_timeout = busy_timeout
             .map(|secs| recall::seconds(py, secs, "busy_timeout"))
+            .transpose()?;
+        let run_timeout = run_timeout
+            .map(|secs| recall::seconds(py, secs, "run_timeout"))
             .transpose()?;
         let model = match (embeddings, model_dir) {
             (Some(false), Some(dir)) => {
@@ -165,6 +170,9 @@ impl PyMemory {
             if compress_rules.is_some() {
                 config.compress_rules = compress_rules;
             }
+            if let Some(timeout) = run_timeout {
+                config.run_timeout = Some(timeout).filter(|t| !t.is_zero());
+            }
             if let Some(model) = model {
                 config.embedding.model = model;
             }
@@ -178,17 +186,9 @@ impl PyMemory {
             if let Some(timeout) = busy_timeout {
                 options.busy_timeout = timeout;
             }
-            match path {
-                Some(path) if path.as_os_str() == IN_MEMORY => {
-                    let store = Arc::new(Store::open_in_memory_with(options)?);
-                    Memory::with_store(store, config)
-                }
-                path => {
-                    config.db_path = path;
-                    config.store = options;
-                    Memory::open(config)
-                }
-            }
+            config.db_path = path;
+            config.store = options;
+            Memory::open(config)
         })?;
         Ok(PyMemory {
             inner: RwLock::new(Some(Arc::new(memory))),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pathlib
+import time
+
 import pytest
 
 import codeoid
@@ -55,3 +58,18 @@ def test_run_errors(memory: codeoid.Memory, session: codeoid.Session) -> None:
         memory.run("nope", "ls")
     with pytest.raises(codeoid.InvalidInputError):
         memory.run(session.id, "   ")
+
+
+def test_a_run_past_its_timeout_is_killed(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:
+    with codeoid.Memory(tmp_path / "t.db", workspace, embeddings=False, env=False, run_timeout=0.5) as m:
+        session = m.start_session()
+        begin = time.monotonic()
+        out = m.run(session.id, "echo started; sleep 30 & sleep 30")
+        assert time.monotonic() - begin < 10
+        assert out.timed_out
+        assert out.exit_code == 137
+        assert out.stdout.startswith(b"started\n")
+        assert b"timeout and was killed" in out.stdout
+        assert not m.run(session.id, "true").timed_out
+    with pytest.raises(codeoid.InvalidInputError, match="run_timeout"):
+        codeoid.Memory(tmp_path / "t.db", workspace, env=False, run_timeout=-1)

@@ -14,14 +14,20 @@
 //!   for callers with no input to give;
 //! - a command killed by a signal reports `128 + signal`, as shells do.
 //!
-//! The runner does not time out or kill anything (the caller's harness does), and does not
-//! stream: output is shown when the command ends. Background jobs that keep the pipes open keep
-//! the runner waiting; the Claude Code hook does not route such commands here.
+//! With [`Runner::timeout`], a command still running at the deadline is killed with its whole
+//! process group (it runs in one of its own, so `sh -c` does not leave its children behind);
+//! what it printed until then is stored and shown, and [`RunOutput::timed_out`] says so. Without
+//! one the runner waits as long as the command runs. It does not stream: output is shown when the
+//! command ends. Background jobs that keep the pipes open keep the runner waiting (until the
+//! deadline, when there is one); the Claude Code hook does not route such commands here.
 
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use super::registry::{Compressed, Registry};
 use crate::error::{Error, ErrorKind, Result};
@@ -132,6 +138,9 @@ pub struct RunOutput {
     pub compressed: Option<Compressed>,
     /// Why the raw output could not be stored; stdout is then raw.
     pub store_error: Option<Error>,
+    /// The command ran past [`Runner::timeout`] and was killed (its exit code is then that of
+    /// `SIGKILL`, 137); stdout ends with a line saying so.
+    pub timed_out: bool,
 }
 
 /// Runs commands through `sh -c`, storing raw output before compressing it.
@@ -142,6 +151,7 @@ pub struct Runner<'r> {
     stdin: Stdin,
     current_dir: Option<PathBuf>,
     raw_command: Option<String>,
+    timeout: Option<Duration>,
 }
 
 impl<'r> Runner<'r> {
@@ -153,6 +163,7 @@ impl<'r> Runner<'r> {
             stdin: Stdin::Inherit,
             current_dir: None,
             raw_command: None,
+            timeout: None,
         }
     }
 
@@ -176,6 +187,15 @@ impl<'r> Runner<'r> {
     #[must_use]
     pub fn raw_command(mut self, command: impl Into<String>) -> Self {
         self.raw_command = Some(command.into());
+        self
+    }
+
+    /// Kills a command still running after `timeout`, with its process group (see the module
+    /// docs). The command then runs in a process group of its own, so it cannot read from the
+    /// terminal: give a timeout only to commands that do not prompt.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
         self
     }
 
@@ -205,7 +225,7 @@ impl<'r> Runner<'r> {
                  cannot carry one"
             )));
         }
-        let (stdout, stderr, exit_code) = self.execute(command)?;
+        let (stdout, stderr, exit_code, timed_out) = self.execute(command)?;
         let (episode_id, store_error) = match sink.store_raw(command, &stdout, &stderr, exit_code) {
             Ok(id) => (Some(id), None),
             Err(err) => (None, Some(err)),
@@ -213,12 +233,25 @@ impl<'r> Runner<'r> {
         let compressed = episode_id
             .as_ref()
             .and_then(|_| self.registry.compress(command, &stdout));
-        let shown = match (&compressed, &episode_id) {
+        let mut shown = match (&compressed, &episode_id) {
             (Some(c), Some(id)) => c
                 .with_hint_via(id, self.raw_command.as_deref())
                 .into_bytes(),
             _ => stdout,
         };
+        if let (true, Some(limit)) = (timed_out, self.timeout) {
+            if !shown.is_empty() && !shown.ends_with(b"\n") {
+                shown.push(b'\n');
+            }
+            shown.extend_from_slice(
+                format!(
+                    "[codeoid: the command ran past its {} s timeout and was killed; the output \
+                     above is what it printed until then]\n",
+                    limit.as_secs_f64()
+                )
+                .as_bytes(),
+            );
+        }
         Ok(RunOutput {
             stdout: shown,
             stderr,
@@ -226,10 +259,12 @@ impl<'r> Runner<'r> {
             episode_id,
             compressed,
             store_error,
+            timed_out,
         })
     }
 
-    fn execute(&self, command: &str) -> Result<(Vec<u8>, Vec<u8>, i32)> {
+    /// Runs `command`: its stdout, stderr, exit code, and whether the timeout killed it.
+    fn execute(&self, command: &str) -> Result<(Vec<u8>, Vec<u8>, i32, bool)> {
         let mut cmd = Command::new(&self.shell);
         cmd.arg("-c")
             .arg(command)
@@ -241,6 +276,11 @@ impl<'r> Runner<'r> {
         });
         if let Some(dir) = &self.current_dir {
             cmd.current_dir(dir);
+        }
+        #[cfg(unix)]
+        if self.timeout.is_some() {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
         }
         let mut child = cmd.spawn().map_err(|err| {
             Error::new(
@@ -256,7 +296,20 @@ impl<'r> Runner<'r> {
         else {
             return Err(Error::internal("the child process has no output pipes"));
         };
+        let (done, finished) = mpsc::channel::<()>();
+        let killed = AtomicBool::new(false);
+        let pid = child.id();
         let (stdout, stderr) = std::thread::scope(|scope| {
+            if let Some(limit) = self.timeout {
+                // Kills the group at the deadline unless the output ended first.
+                let killed = &killed;
+                scope.spawn(move || {
+                    if finished.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
+                        killed.store(true, Ordering::SeqCst);
+                        kill_group(pid);
+                    }
+                });
+            }
             let err_reader = scope.spawn(move || {
                 let mut buf = Vec::new();
                 err_pipe.read_to_end(&mut buf).map(|_| buf)
@@ -266,6 +319,7 @@ impl<'r> Runner<'r> {
             let err = err_reader
                 .join()
                 .unwrap_or_else(|_| Err(std::io::Error::other("the stderr reader panicked")));
+            drop(done);
             (out, err)
         });
         let read_error = |err: std::io::Error| {
@@ -276,9 +330,28 @@ impl<'r> Runner<'r> {
         let status = child.wait().map_err(|err| {
             Error::new(ErrorKind::Io, "cannot wait for the command to finish").with_source(err)
         })?;
-        Ok((stdout, stderr, exit_code(status)))
+        Ok((
+            stdout,
+            stderr,
+            exit_code(status),
+            killed.load(Ordering::SeqCst),
+        ))
     }
 }
+
+/// Kills process group `pid` (the command and everything it started).
+#[cfg(unix)]
+fn kill_group(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory is shared.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: u32) {}
 
 #[cfg(unix)]
 fn exit_code(status: std::process::ExitStatus) -> i32 {

@@ -6,12 +6,31 @@
 //! testable step.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::IndexConfig;
 use crate::retrieve::{EmbeddingConfig, RetrievalConfig};
 use crate::rotate::RotationConfig;
 use crate::store::StoreOptions;
+
+/// Seconds after which a command run through memory is killed (`0` or unset: never).
+pub const ENV_RUN_TIMEOUT_SECS: &str = "CODEOID_RUN_TIMEOUT_SECS";
+
+/// A run timeout from `value` seconds (fractions allowed); `0` is none.
+fn run_timeout(value: &str) -> Result<Duration> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|secs| secs.is_finite() && *secs >= 0.0 && *secs <= 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| {
+            Error::invalid_input(format!(
+                "{ENV_RUN_TIMEOUT_SECS}={value:?} is not a number of seconds; expected e.g. 120"
+            ))
+        })
+}
 
 /// Everything [`super::Memory::open`] needs.
 #[derive(Debug, Clone)]
@@ -45,6 +64,11 @@ pub struct MemoryConfig {
     /// recording ([`super::Memory::record_turns`], used by imports) never hashes: today's file
     /// says nothing about the one read back then.
     pub hash_live_reads: bool,
+    /// Commands run through memory ([`super::Memory::run`]) still running after this long are
+    /// killed with everything they started, and their output so far is stored and shown. `None`
+    /// (the default) waits as long as a command runs. With a timeout, a command runs in a
+    /// process group of its own and cannot read from the terminal.
+    pub run_timeout: Option<Duration>,
 }
 
 impl Default for MemoryConfig {
@@ -61,6 +85,7 @@ impl Default for MemoryConfig {
             retrieval: RetrievalConfig::default(),
             embedding: EmbeddingConfig::default(),
             hash_live_reads: true,
+            run_timeout: None,
         }
     }
 }
@@ -68,7 +93,8 @@ impl Default for MemoryConfig {
 impl MemoryConfig {
     /// The defaults with the environment applied: `CODEOID_AUTO_ROTATE` and the other rotation
     /// variables, `CODEOID_WORKSPACE_INDEX` and the index variables, `CODEOID_MEMORY=0` (memory
-    /// off), `CODEOID_TENANT`, `CODEOID_COMPRESS_RULES`, `CODEOID_EMBEDDINGS=0` (lexical-only
+    /// off), `CODEOID_TENANT`, `CODEOID_COMPRESS_RULES`, `CODEOID_RUN_TIMEOUT_SECS`,
+    /// `CODEOID_EMBEDDINGS=0` (lexical-only
     /// recall), `CODEOID_RECALL_WEIGHTS` and `CODEOID_RECALL_HALF_LIFE_HOURS`. `CODEOID_DB` is
     /// read when the store path is resolved, `CODEOID_MODEL_DIR` and the Hugging Face variables
     /// when the model is located.
@@ -100,6 +126,9 @@ impl MemoryConfig {
         if let Some(rules) = lookup("CODEOID_COMPRESS_RULES").filter(|v| !v.is_empty()) {
             config.compress_rules = Some(PathBuf::from(rules));
         }
+        if let Some(value) = lookup(ENV_RUN_TIMEOUT_SECS).filter(|v| !v.is_empty()) {
+            config.run_timeout = Some(run_timeout(&value)?).filter(|d| !d.is_zero());
+        }
         Ok(config)
     }
 }
@@ -121,6 +150,17 @@ mod tests {
         let defaults = MemoryConfig::from_lookup(lookup(&[])).unwrap();
         assert!(defaults.memory_enabled);
         assert!(!defaults.rotation.auto_rotate);
+    }
+
+    #[test]
+    fn the_run_timeout_is_seconds_and_zero_is_none() {
+        let config = MemoryConfig::from_lookup(lookup(&[(ENV_RUN_TIMEOUT_SECS, "1.5")])).unwrap();
+        assert_eq!(config.run_timeout, Some(Duration::from_millis(1500)));
+        let err = MemoryConfig::from_lookup(lookup(&[(ENV_RUN_TIMEOUT_SECS, "soon")])).unwrap_err();
+        assert!(err.message().contains(ENV_RUN_TIMEOUT_SECS), "{err}");
+        assert!(MemoryConfig::from_lookup(lookup(&[(ENV_RUN_TIMEOUT_SECS, "-1")])).is_err());
+        let zero = MemoryConfig::from_lookup(lookup(&[(ENV_RUN_TIMEOUT_SECS, "0")])).unwrap();
+        assert_eq!(zero.run_timeout, None);
     }
 
     #[test]

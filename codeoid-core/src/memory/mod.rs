@@ -67,9 +67,12 @@ impl std::fmt::Debug for Memory {
     }
 }
 
+/// The `db_path` that asks for a private in-memory store, as in `sqlite3`.
+const IN_MEMORY: &str = ":memory:";
+
 impl Memory {
     /// Opens (creating if needed) the store and binds it to the workspace of
-    /// `config.workspace_dir`.
+    /// `config.workspace_dir`. A `db_path` of `:memory:` is a private in-memory store.
     ///
     /// # Errors
     /// Whatever opening the store reports ([`crate::ErrorKind::Corrupt`],
@@ -82,8 +85,13 @@ impl Memory {
             Some(path) => path.clone(),
             None => store::default_path()?,
         };
-        let store = Arc::new(Store::open_with(&path, config.store.clone())?);
-        Memory::with_store(store, config)
+        // `:memory:`, as in `sqlite3`: a private store that ends with this memory.
+        let store = if path.as_os_str() == IN_MEMORY {
+            Store::open_in_memory_with(config.store.clone())?
+        } else {
+            Store::open_with(&path, config.store.clone())?
+        };
+        Memory::with_store(Arc::new(store), config)
     }
 
     /// Binds an already open store (shared with other `Memory` values or threads) to the

@@ -47,7 +47,9 @@ impl Memory {
 
     /// Runs `command` with `sh -c` in the workspace root, stores its raw stdout and stderr as an
     /// episode of `session_id` first, then returns the compressed stdout ending with the
-    /// `get_episode` hint. stderr and the exit code pass through unchanged; stdin is closed.
+    /// `get_episode` hint. stderr and the exit code pass through unchanged; stdin is closed. A
+    /// command running past [`super::MemoryConfig::run_timeout`] is killed; see
+    /// [`RunOutput::timed_out`].
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] when the session is not in this workspace;
@@ -80,7 +82,10 @@ impl Memory {
         raw_command: Option<&str>,
     ) -> Result<RunOutput> {
         self.session(session_id)?;
-        let mut runner = Runner::new(&self.compress).stdin(stdin).current_dir(dir);
+        let mut runner = Runner::new(&self.compress)
+            .stdin(stdin)
+            .current_dir(dir)
+            .timeout(self.config.run_timeout);
         if let Some(raw_command) = raw_command {
             runner = runner.raw_command(raw_command);
         }

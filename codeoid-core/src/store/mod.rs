@@ -415,8 +415,8 @@ fn validate_path(path: &Path) -> Result<()> {
     }
     if path.as_os_str() == ":memory:" {
         return Err(Error::invalid_input(
-            "the store path is \":memory:\"; the store's writer, readers and checkpointer share \
-             one file, so give a file path (a temporary directory's, for a throwaway store)",
+            "the store path is \":memory:\", which is not a file; use Store::open_in_memory for a \
+             private in-memory store, or give a file path",
         ));
     }
     Ok(())

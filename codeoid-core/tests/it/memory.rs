@@ -816,3 +816,19 @@ fn a_subagent_sees_itself_as_current_in_the_index_but_not_among_recent_sessions(
         "{seen_by_sub}"
     );
 }
+
+#[test]
+fn a_memory_store_path_opens_a_private_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = Memory::open(MemoryConfig {
+        db_path: Some(":memory:".into()),
+        workspace_dir: Some(dir.path().to_path_buf()),
+        ..lexical_config()
+    })
+    .unwrap();
+    let s = session(&memory, "throwaway");
+    memory.record_turn(&s, &Turn::user_text("hello")).unwrap();
+    assert_eq!(memory.session(&s).unwrap().turn_count, 1);
+    assert!(memory.store().path().is_none());
+    assert!(!dir.path().join(":memory:").exists());
+}

@@ -428,6 +428,8 @@ class RunOutput:
     def compressed(self) -> Compressed | None: ...
     @property
     def store_error(self) -> str | None: ...
+    @property
+    def timed_out(self) -> bool: ...
 
 @final
 class ImportSummary:
@@ -513,6 +515,7 @@ class Memory:
         context_window: int | None = None,
         workspace_index: bool | None = None,
         compress_rules: _StrPath | None = None,
+        run_timeout: float | None = None,
         hash_read_files: bool | None = None,
         max_episode_bytes: int | None = None,
         busy_timeout: float | None = None,

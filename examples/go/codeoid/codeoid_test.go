@@ -461,6 +461,31 @@ func TestForkAndImport(t *testing.T) {
 	}
 }
 
+func TestARunPastItsTimeoutIsKilled(t *testing.T) {
+	dir := t.TempDir()
+	m, err := codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: dir,
+		Embeddings: codeoid.NoEmbeddings(), RunTimeoutSecs: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_timeout"}); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	run, err := m.Run("ses_timeout", "echo started; sleep 30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.TimedOut || run.ExitCode != 137 || !strings.HasPrefix(run.Stdout, "started\n") || time.Since(begin) > 10*time.Second {
+		t.Fatalf("timed out run: %+v after %v", run, time.Since(begin))
+	}
+	if _, err := codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: dir,
+		Embeddings: codeoid.NoEmbeddings(), RunTimeoutSecs: -1}); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("negative timeout: %v", err)
+	}
+}
+
 func TestBlobsComeBackByteForByte(t *testing.T) {
 	m := open(t)
 	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_blob"}); err != nil {

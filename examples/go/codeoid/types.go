@@ -18,6 +18,9 @@ type Config struct {
 	FromEnv bool `json:"from_env,omitempty"`
 	// CompressRules is a compression rule file.
 	CompressRules string `json:"compress_rules,omitempty"`
+	// RunTimeoutSecs kills a command Memory.Run still runs after this many seconds, with
+	// everything it started (0: never). RunOutput.TimedOut then says so.
+	RunTimeoutSecs float64 `json:"run_timeout_secs,omitempty"`
 	// Rotation and Index change individual settings (docs/rotation.md, docs/workspace-index.md).
 	Rotation map[string]any `json:"rotation,omitempty"`
 	Index    map[string]any `json:"index,omitempty"`
@@ -319,6 +322,7 @@ type RunOutput struct {
 	EpisodeID  *string     `json:"episode_id"`
 	Compressed *Compressed `json:"compressed"`
 	StoreError *string     `json:"store_error"`
+	TimedOut   bool        `json:"timed_out"`
 }
 
 // RecallOptions tunes Memory.Recall; zero values mean the defaults.

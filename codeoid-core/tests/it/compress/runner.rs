@@ -201,3 +201,45 @@ fn bad_commands_and_shells_are_clear_errors() {
         "the shell's own verdict passes through"
     );
 }
+
+#[test]
+fn a_timeout_kills_the_command_and_everything_it_started() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let runner = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .timeout(Some(std::time::Duration::from_millis(500)));
+    let started = std::time::Instant::now();
+    // The background sleep holds stdout open: only killing the whole group ends the run.
+    let out = runner
+        .run("echo started; sleep 30 & sleep 30; echo never", &sink)
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.timed_out);
+    assert_eq!(out.exit_code, 128 + 9, "SIGKILL");
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert!(shown.starts_with("started\n"), "{shown}");
+    assert!(
+        shown
+            .ends_with("timeout and was killed; the output above is what it printed until then]\n"),
+        "{shown}"
+    );
+    assert!(!shown.contains("never"));
+    assert_eq!(
+        sink.stored()[0].stdout,
+        b"started\n",
+        "what ran is stored, raw"
+    );
+
+    // A command that ends in time is untouched.
+    let quick = runner.run("echo done", &sink).unwrap();
+    assert!(!quick.timed_out);
+    assert_eq!(
+        (quick.stdout.as_slice(), quick.exit_code),
+        (&b"done\n"[..], 0)
+    );
+}
