@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::evaldata;
+use crate::support::{evaldata, tool_calls, tool_results};
 use codeoid_core::ErrorKind;
-use codeoid_core::canonical::{Part, Role, ToolCall, ToolResult, ToolResultPart, Turn};
+use codeoid_core::canonical::{Part, Role, ToolResultPart, Turn};
 use codeoid_core::import::{
     self, Import, ImportedSession, LogFormat, Progress, SessionKind, TurnStats,
 };
@@ -90,32 +90,6 @@ fn result_texts(turn: &Turn) -> Vec<(&str, String)> {
                     .collect::<Vec<_>>()
                     .join(""),
             )),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Every tool call of `session`, in order.
-fn calls_of(session: &ImportedSession) -> Vec<&ToolCall> {
-    session
-        .turns
-        .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolCall(c) => Some(c),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Every tool result of `session`, in order.
-fn results_of(session: &ImportedSession) -> Vec<&ToolResult> {
-    session
-        .turns
-        .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolResult(r) => Some(r),
             _ => None,
         })
         .collect()
@@ -286,7 +260,7 @@ fn inline_sidechains_of_older_versions_become_linked_subagent_sessions() {
     let main = main[0];
     // Its one summary line names a leaf in another file: it titles another session.
     assert_eq!(main.title, None);
-    let task_calls: Vec<&str> = calls_of(main)
+    let task_calls: Vec<&str> = tool_calls(&main.turns)
         .into_iter()
         .filter(|c| c.name == "Task")
         .map(|c| c.id.as_str())
@@ -319,7 +293,7 @@ fn inline_sidechains_of_older_versions_become_linked_subagent_sessions() {
         line["message"]["content"].as_str().unwrap()
     );
     // The main conversation still pairs each Task call with its result across the sidechains.
-    let results: HashSet<&str> = results_of(main)
+    let results: HashSet<&str> = tool_results(&main.turns)
         .iter()
         .map(|r| r.call_id.as_str())
         .collect();
@@ -887,7 +861,7 @@ fn a_gemini_call_that_ended_without_output_keeps_its_failure() {
     )
     .unwrap();
     let s = &import.sessions[0];
-    let results = results_of(s);
+    let results = tool_results(&s.turns);
     // The cancelled call's ending is its result; the running one has none yet.
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].call_id, "t1");
@@ -967,7 +941,7 @@ fn swe_agent_trajectories_import_in_both_formats() {
     // It reuses one OpenAI call id for two calls in a row: canonical ids stay unique (the
     // second is suffixed, its result follows it), the original is the provider id, and the
     // session translates for every backend.
-    let calls = calls_of(s);
+    let calls = tool_calls(&s.turns);
     let unique: HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(unique.len(), calls.len());
     let reused = calls.iter().find(|c| c.id.ends_with("~2")).unwrap();
@@ -975,7 +949,10 @@ fn swe_agent_trajectories_import_in_both_formats() {
         Some(reused.id.trim_end_matches("~2")),
         reused.provider_id.as_deref()
     );
-    let answered: HashSet<&str> = results_of(s).iter().map(|r| r.call_id.as_str()).collect();
+    let answered: HashSet<&str> = tool_results(&s.turns)
+        .iter()
+        .map(|r| r.call_id.as_str())
+        .collect();
     assert_eq!(answered, unique);
     for format in codeoid_core::translate::Format::ALL {
         let backend = codeoid_core::translate::Backend::new(format);

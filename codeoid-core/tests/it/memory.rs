@@ -11,7 +11,7 @@ use codeoid_core::rotate::Reason;
 use codeoid_core::store::{NewSession, TimelineQuery};
 use codeoid_core::{ErrorKind, Memory, MemoryConfig};
 
-use crate::support::evaldata;
+use crate::support::{evaldata, tool_calls, tool_results};
 use crate::tools::lexical_config;
 
 /// A memory over a fresh store file, bound to a fresh workspace directory.
@@ -714,23 +714,12 @@ fn provider_messages_get_session_unique_call_ids_and_pair_with_their_calls() {
         .into_iter()
         .map(|t| t.turn)
         .collect();
-    let calls: Vec<&str> = turns
-        .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolCall(c) => Some(c.id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let calls: Vec<&str> = tool_calls(&turns).iter().map(|c| c.id.as_str()).collect();
     assert_eq!(calls.len(), 22);
     assert_eq!(calls.iter().collect::<HashSet<_>>().len(), 22, "{calls:?}");
-    let results: Vec<&str> = turns
+    let results: Vec<&str> = tool_results(&turns)
         .iter()
-        .flat_map(|t| &t.parts)
-        .filter_map(|p| match p {
-            Part::ToolResult(r) => Some(r.call_id.as_str()),
-            _ => None,
-        })
+        .map(|r| r.call_id.as_str())
         .collect();
     assert_eq!(
         results,

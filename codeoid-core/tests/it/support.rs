@@ -1,9 +1,36 @@
-//! What many test modules share: where the real session logs are.
+//! What many test modules share: where the real session logs are, and the tool calls and
+//! results of a list of turns.
 
 use std::path::{Path, PathBuf};
+
+use codeoid_core::canonical::{Part, ToolCall, ToolResult, Turn};
 
 /// `../shared/evaldata` beside the checkout: real, MIT-licensed agent logs, read in place.
 pub fn evaldata() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata");
     dir.canonicalize().unwrap_or(dir)
+}
+
+/// Every tool call of `turns`, in order.
+pub fn tool_calls(turns: &[Turn]) -> Vec<&ToolCall> {
+    turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every tool result of `turns`, in order.
+pub fn tool_results(turns: &[Turn]) -> Vec<&ToolResult> {
+    turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect()
 }
