@@ -330,14 +330,15 @@ impl<'r> Runner<'r> {
         let status = child.wait().map_err(|err| {
             Error::new(ErrorKind::Io, "cannot wait for the command to finish").with_source(err)
         })?;
-        Ok((
-            stdout,
-            stderr,
-            exit_code(status),
-            killed.load(Ordering::SeqCst),
-        ))
+        let code = exit_code(status);
+        // Killed by the deadline, not a command that ended on its own as the deadline came.
+        let timed_out = killed.load(Ordering::SeqCst) && code == 128 + SIGKILL;
+        Ok((stdout, stderr, code, timed_out))
     }
 }
+
+/// The signal a timed-out command is killed with.
+const SIGKILL: i32 = 9;
 
 /// Kills process group `pid` (the command and everything it started).
 #[cfg(unix)]
@@ -345,7 +346,7 @@ fn kill_group(pid: u32) {
     if let Ok(pid) = libc::pid_t::try_from(pid) {
         // SAFETY: kill(2) with a negative pid signals that process group; no memory is shared.
         unsafe {
-            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(-pid, SIGKILL);
         }
     }
 }
