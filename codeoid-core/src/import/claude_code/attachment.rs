@@ -10,10 +10,12 @@
 //!   say): context (`isMeta`), its `content` strings joined by newlines.
 //!
 //! Every other attachment (hook outcomes, file snapshots, reminders about tools) is not part of
-//! the conversation and stays ignored. Claude Code also writes some harness text as plain `user`
-//! lines without `isMeta` (a background task's `<task-notification>`, `[Request interrupted by
-//! user]`): [`is_harness_notice`] tells the reader to treat them as context too. The rewritten line keeps its `attachment` object, whose
+//! the conversation and stays ignored. The rewritten line keeps its `attachment` object, whose
 //! `type` the turn records as `meta.attachment`.
+//!
+//! Claude Code also writes some harness text as plain `user` lines without `isMeta` (a
+//! background task's `<task-notification>`, `[Request interrupted by user]`):
+//! [`is_harness_notice`] tells the reader to treat them as context too.
 
 use serde_json::{Map, Value};
 

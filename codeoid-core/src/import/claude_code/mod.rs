@@ -350,14 +350,15 @@ impl FileReader<'_> {
                 if record.is_compact_summary {
                     meta.insert("compaction_summary".to_owned(), Value::Bool(true));
                 }
-                if record.is_meta || attachment::is_harness_notice(&converted.parts) {
-                    record.is_meta = true;
+                // Written by the harness, not typed by the person: context, never a prompt.
+                let injected = record.is_meta || attachment::is_harness_notice(&converted.parts);
+                if injected {
                     meta.insert("is_meta".to_owned(), Value::Bool(true));
                 }
                 if let Some(kind) = &record.attachment {
                     meta.insert("attachment".to_owned(), Value::from(kind.as_str()));
                 }
-                if group.first_prompt.is_none() && !record.is_meta {
+                if group.first_prompt.is_none() && !injected {
                     group.first_prompt = converted.parts.iter().find_map(|p| match p {
                         Part::Text { text } => Some(text.clone()),
                         _ => None,
