@@ -134,12 +134,7 @@ impl OpenConfig {
             config.compress_rules = self.compress_rules;
         }
         if let Some(secs) = self.run_timeout_secs {
-            if !(secs.is_finite() && (0.0..=1e9).contains(&secs)) {
-                return Err(Failure::invalid_input(format!(
-                    "run_timeout_secs is {secs}; expected a number of seconds (0: none)"
-                )));
-            }
-            config.run_timeout = Some(Duration::from_secs_f64(secs)).filter(|d| !d.is_zero());
+            config.run_timeout = MemoryConfig::run_timeout_from_secs(secs, "run_timeout_secs")?;
         }
         if let Some(model) = self
             .embeddings

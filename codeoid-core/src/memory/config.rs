@@ -17,21 +17,6 @@ use crate::store::StoreOptions;
 /// Seconds after which a command run through memory is killed (`0` or unset: never).
 pub const ENV_RUN_TIMEOUT_SECS: &str = "CODEOID_RUN_TIMEOUT_SECS";
 
-/// A run timeout from `value` seconds (fractions allowed); `0` is none.
-fn run_timeout(value: &str) -> Result<Duration> {
-    value
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|secs| secs.is_finite() && *secs >= 0.0 && *secs <= 1e9)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| {
-            Error::invalid_input(format!(
-                "{ENV_RUN_TIMEOUT_SECS}={value:?} is not a number of seconds; expected e.g. 120"
-            ))
-        })
-}
-
 /// Everything [`super::Memory::open`] needs.
 #[derive(Debug, Clone)]
 pub struct MemoryConfig {
@@ -105,6 +90,21 @@ impl MemoryConfig {
         MemoryConfig::from_lookup(|name| std::env::var(name).ok())
     }
 
+    /// [`MemoryConfig::run_timeout`] from `secs` seconds (fractions allowed), as every binding
+    /// takes it: `None` for 0.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] naming `what` for a negative or non-finite value, or
+    /// one over 10^9 s.
+    pub fn run_timeout_from_secs(secs: f64, what: &str) -> Result<Option<Duration>> {
+        if !(secs.is_finite() && (0.0..=1e9).contains(&secs)) {
+            return Err(Error::invalid_input(format!(
+                "{what} is {secs}; expected a number of seconds from 0 (no timeout) to 10^9"
+            )));
+        }
+        Ok(Some(Duration::from_secs_f64(secs)).filter(|d| !d.is_zero()))
+    }
+
     /// [`MemoryConfig::from_env`] over any variable lookup (tests pass a map).
     ///
     /// # Errors
@@ -127,7 +127,12 @@ impl MemoryConfig {
             config.compress_rules = Some(PathBuf::from(rules));
         }
         if let Some(value) = lookup(ENV_RUN_TIMEOUT_SECS).filter(|v| !v.is_empty()) {
-            config.run_timeout = Some(run_timeout(&value)?).filter(|d| !d.is_zero());
+            let secs = value.trim().parse::<f64>().map_err(|_| {
+                Error::invalid_input(format!(
+                    "{ENV_RUN_TIMEOUT_SECS}={value:?} is not a number of seconds; expected e.g. 120"
+                ))
+            })?;
+            config.run_timeout = MemoryConfig::run_timeout_from_secs(secs, ENV_RUN_TIMEOUT_SECS)?;
         }
         Ok(config)
     }
