@@ -306,6 +306,26 @@ impl Memory {
             .episode_text(self.workspace.id(), current_session, id)
     }
 
+    /// One page of episode `id` as the `get_episode` tool shows it: at most `max_chars`
+    /// characters of its whole content from character `offset` on (a capped episode's middle
+    /// included), ending with the arguments of the next page when there is more. See
+    /// [`crate::store::Store::episode_page_text`].
+    ///
+    /// # Errors
+    /// As [`Memory::episode_text`]; [`crate::ErrorKind::InvalidInput`] when `offset` is past the
+    /// end of the content or `max_chars` is 0.
+    pub fn episode_page(
+        &self,
+        current_session: Option<&str>,
+        id: &str,
+        offset: u64,
+        max_chars: usize,
+    ) -> Result<String> {
+        self.require_sessions([current_session])?;
+        self.store
+            .episode_page_text(self.workspace.id(), current_session, id, offset, max_chars)
+    }
+
     /// The exact bytes of raw blob `blob_id` (a capped episode's whole content, or a command's
     /// stdout/stderr).
     ///

@@ -55,8 +55,14 @@ impl ToolBackend for Memory {
         Memory::timeline_text(self, current_session, query)
     }
 
-    fn episode_text(&self, current_session: Option<&str>, id: &str) -> Result<String> {
-        Memory::episode_text(self, current_session, id)
+    fn episode_page(
+        &self,
+        current_session: Option<&str>,
+        id: &str,
+        offset: u64,
+        max_chars: usize,
+    ) -> Result<String> {
+        Memory::episode_page(self, current_session, id, offset, max_chars)
     }
 
     fn session_label(&self, current_session: Option<&str>, session_id: &str) -> Result<String> {

@@ -21,6 +21,9 @@ use crate::canonical::tool_input::tool_summary;
 use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, blob_id};
 use crate::error::{Error, Result};
 
+/// The role of the blob that holds a capped episode's whole content.
+pub(crate) const CONTENT_BLOB_ROLE: &str = "content";
+
 /// A raw blob linked to an episode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobRef {
@@ -105,6 +108,14 @@ pub(crate) fn delete_unlinked(tx: &Transaction<'_>, blob_id: &str) -> Result<()>
     .and_then(|mut stmt| stmt.execute([blob_id]))
     .map_err(|e| db_error(&format!("cannot remove raw blob {blob_id}"), e))?;
     Ok(())
+}
+
+/// The bytes of blob `blob_id`, unscoped: for callers that found it through an episode they
+/// already read in the right workspace.
+pub(crate) fn bytes(conn: &Connection, blob_id: &str) -> Result<Vec<u8>> {
+    conn.prepare_cached("SELECT bytes FROM raw_blobs WHERE id = ?1")
+        .and_then(|mut stmt| stmt.query_row([blob_id], |r| r.get::<_, Vec<u8>>(0)))
+        .map_err(|e| db_error(&format!("cannot read raw blob {blob_id:?}"), e))
 }
 
 /// The blobs linked to the episode with primary key `episode_pk`, by role.

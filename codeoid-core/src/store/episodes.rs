@@ -217,7 +217,7 @@ pub(crate) fn insert(
     .map_err(|e| db_error(&context(), e))?;
     if let Some(capped) = &capped {
         blobs::put(tx, &capped.blob_id, episode.content.as_bytes())?;
-        blobs::link(tx, pk, "content", &capped.blob_id)?;
+        blobs::link(tx, pk, blobs::CONTENT_BLOB_ROLE, &capped.blob_id)?;
     }
     for (role, blob_id) in extra_blobs {
         blobs::link(tx, pk, role, blob_id)?;

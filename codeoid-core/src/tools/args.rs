@@ -35,7 +35,7 @@ pub(crate) enum ToolArgs {
         before: Option<String>,
     },
     /// `get_episode`.
-    GetEpisode { episode_id: String },
+    GetEpisode { episode_id: String, offset: u64 },
 }
 
 /// The arguments a tool takes, as one line for error messages.
@@ -51,7 +51,9 @@ pub(crate) fn expected_shape(tool: ToolName) -> String {
             "{{\"offset\": integer >= 0 (default 0), \"limit\": integer 1..{TIMELINE_MAX_LIMIT} \
              (default {TIMELINE_DEFAULT_LIMIT}), \"before\": episode_id}}"
         ),
-        ToolName::GetEpisode => "{\"episode_id\": string (required)}".to_owned(),
+        ToolName::GetEpisode => {
+            "{\"episode_id\": string (required), \"offset\": integer >= 0 (default 0)}".to_owned()
+        }
     }
 }
 
@@ -60,7 +62,7 @@ fn allowed(tool: ToolName) -> &'static [&'static str] {
         ToolName::Recall => &["query", "limit", "include_current_session", "tool_name"],
         ToolName::RecallFile => &["path"],
         ToolName::Timeline => &["offset", "limit", "before"],
-        ToolName::GetEpisode => &["episode_id"],
+        ToolName::GetEpisode => &["episode_id", "offset"],
     }
 }
 
@@ -242,6 +244,7 @@ pub(crate) fn parse(tool: ToolName, raw: &str) -> Result<ToolArgs, String> {
             },
             ToolName::GetEpisode => ToolArgs::GetEpisode {
                 episode_id: string(&args, "episode_id", true)?.unwrap_or_default(),
+                offset: integer(&args, "offset", 0..=u64::MAX)?.unwrap_or(0),
             },
         })
     };

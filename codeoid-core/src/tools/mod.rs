@@ -24,8 +24,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 pub use file::{DiskState, FileRecall, disk_state};
 pub use format::MAX_CONTENT_CHARS;
 pub use schema::{
-    PREFIX_SEPARATOR, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, TIMELINE_DEFAULT_LIMIT,
-    TIMELINE_MAX_LIMIT, ToolName, tool_specs,
+    EPISODE_PAGE_CHARS, PREFIX_SEPARATOR, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT,
+    TIMELINE_DEFAULT_LIMIT, TIMELINE_MAX_LIMIT, ToolName, tool_specs,
 };
 
 use crate::error::{ErrorKind, Result};
@@ -82,11 +82,18 @@ pub trait ToolBackend {
     fn timeline_text(&self, current_session: Option<&str>, query: &TimelineQuery)
     -> Result<String>;
 
-    /// One episode as text, its content byte for byte.
+    /// One page of an episode as text: at most `max_chars` characters of its content from
+    /// character `offset` on, byte for byte (see `Store::episode_page_text`).
     ///
     /// # Errors
-    /// An unknown episode; database errors.
-    fn episode_text(&self, current_session: Option<&str>, id: &str) -> Result<String>;
+    /// An unknown episode; an offset past the end; database errors.
+    fn episode_page(
+        &self,
+        current_session: Option<&str>,
+        id: &str,
+        offset: u64,
+        max_chars: usize,
+    ) -> Result<String>;
 
     /// `current session` or `prior session #N` for `session_id`, seen from `current_session`.
     ///
@@ -200,8 +207,11 @@ fn dispatch(
                 before,
             },
         )?),
-        ToolArgs::GetEpisode { episode_id } => {
-            ToolOutput::ok(backend.episode_text(current_session, &episode_id)?)
-        }
+        ToolArgs::GetEpisode { episode_id, offset } => ToolOutput::ok(backend.episode_page(
+            current_session,
+            &episode_id,
+            offset,
+            EPISODE_PAGE_CHARS,
+        )?),
     })
 }

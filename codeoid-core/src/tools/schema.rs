@@ -2,7 +2,8 @@
 //! prefix a harness may mount them under (`codeoid_memory__recall`).
 //!
 //! Invariants: every schema is an object schema with `additionalProperties: false`, exactly the
-//! properties and ranges DESIGN §3 lists, and `required` only where it says so; the argument
+//! properties and ranges DESIGN §3 lists (plus `get_episode`'s optional `offset`, which pages
+//! long content), and `required` only where it says so; the argument
 //! parser (`args`) enforces the same ranges, from the same constants. Names with a prefix are
 //! `{prefix}__{name}` and stay within the providers' `^[a-zA-Z0-9_-]{1,64}$`.
 
@@ -19,6 +20,9 @@ pub const RECALL_DEFAULT_LIMIT: u64 = 6;
 pub const TIMELINE_MAX_LIMIT: u64 = 60;
 /// Default `limit` of `timeline`.
 pub const TIMELINE_DEFAULT_LIMIT: u64 = 20;
+/// Characters of episode content one `get_episode` page shows (about 5,000 tokens); longer
+/// content is paged with `offset`.
+pub const EPISODE_PAGE_CHARS: usize = 20_000;
 /// Separator between a harness's prefix and a tool name.
 pub const PREFIX_SEPARATOR: &str = "__";
 
@@ -82,7 +86,8 @@ impl ToolName {
             }
             ToolName::GetEpisode => {
                 "Fetch one past episode (a turn or a tool call with its full result) verbatim, \
-                 by the episode_id that recall or timeline showed."
+                 by the episode_id that recall or timeline showed. Long content comes in pages; \
+                 each page ends with the exact arguments for the next one."
             }
         }
     }
@@ -157,6 +162,12 @@ impl ToolName {
                     "episode_id": {
                         "type": "string",
                         "description": "An episode_id from recall or timeline output."
+                    },
+                    "offset": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "default": 0,
+                        "description": "Character of the content to start from (the next-page argument)."
                     }
                 },
                 "required": ["episode_id"],

@@ -1,10 +1,11 @@
 //! The four memory tools through `Memory::call_tool`: the JSON Schemas of DESIGN §3, prefixed
 //! names, every kind of bad argument as an error result (and never a panic, proptested), and the
-//! pinned text formats. `files` covers `recall_file` with live hashing; `e2e` drives a whole
-//! imported real session.
+//! pinned text formats. `files` covers `recall_file` with live hashing; `pages` the paging of
+//! long `get_episode` content; `e2e` drives a whole imported real session.
 
 mod e2e;
 mod files;
+mod pages;
 
 use codeoid_core::retrieve::{EmbeddingConfig, ModelChoice};
 use codeoid_core::tools::{ToolName, tool_specs};
@@ -87,7 +88,10 @@ fn schemas_are_exactly_those_of_the_design() {
         schema("get_episode"),
         json!({
             "type": "object",
-            "properties": {"episode_id": {"type": "string"}},
+            "properties": {
+                "episode_id": {"type": "string"},
+                "offset": {"type": "integer", "minimum": 0, "default": 0}
+            },
             "required": ["episode_id"],
             "additionalProperties": false
         })
@@ -322,7 +326,8 @@ fn long_contents_are_cut_around_a_get_episode_marker() {
     let dir = tempfile::tempdir().unwrap();
     let memory = lexical_memory(dir.path());
     let s = session(&memory, "work");
-    let output = format!("first line\n{}\nlast line", "middle\n".repeat(5000));
+    // Longer than a recall excerpt, shorter than a get_episode page.
+    let output = format!("first line\n{}\nlast line", "middle\n".repeat(2000));
     let id = exchange(
         &memory,
         &s,
@@ -340,7 +345,9 @@ fn long_contents_are_cut_around_a_get_episode_marker() {
     assert!(out.text.ends_with("last line"));
     assert!(out.text.len() < 7_000, "{}", out.text.len());
     let whole = memory.call_tool(None, "get_episode", &json!({"episode_id": id}).to_string());
-    assert!(whole.text.ends_with(&memory.episode(&id).unwrap().content));
+    let content = memory.episode(&id).unwrap().content;
+    assert!(content.chars().count() <= codeoid_core::tools::EPISODE_PAGE_CHARS);
+    assert!(whole.text.ends_with(&content));
 }
 
 fn any_json() -> impl Strategy<Value = Value> {
