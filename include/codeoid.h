@@ -704,8 +704,9 @@ struct codeoid_error *codeoid_memory_rotation_decision(const struct codeoid_memo
  * output), `stderr` passes through unchanged, `compressed` is the compression object of
  * `codeoid_memory_compress` (with its `hint`) or null, and `store_error` says why the raw
  * output could not be stored (null normally); `timed_out` is true when the command ran past the
- * memory's `run_timeout_secs` and was killed with everything it started. Output that is not UTF-8 is converted lossily in
- * this JSON; the stored episode keeps the exact bytes.
+ * memory's `run_timeout_secs` (or the call's, see `codeoid_memory_run_with_timeout`) and was
+ * killed with everything it started. Output that is not UTF-8 is converted lossily in this
+ * JSON; the stored episode keeps the exact bytes.
  *
  * A failing command is not an error: read `exit_code`.
  *
@@ -723,6 +724,27 @@ struct codeoid_error *codeoid_memory_run(const struct codeoid_memory *memory,
                                          const char *command,
                                          size_t command_len,
                                          struct codeoid_string *out_json);
+
+/**
+ * `codeoid_memory_run` with this call's own timeout in place of the memory's
+ * `run_timeout_secs`: `timeout_secs` seconds (fractions allowed), 0 for none. For a harness
+ * whose model gives each command its own limit, or that allows a build longer than a listing.
+ * Writes the same JSON into `*out_json`.
+ *
+ * Errors: as `codeoid_memory_run`, and `CODEOID_ERROR_INVALID_INPUT` for a negative,
+ * non-finite or over 10^9 `timeout_secs`. Thread-safe; blocks until the command exits or is
+ * killed.
+ *
+ * # Safety
+ * As `codeoid_memory_run`.
+ */
+struct codeoid_error *codeoid_memory_run_with_timeout(const struct codeoid_memory *memory,
+                                                      const char *session_id,
+                                                      size_t session_id_len,
+                                                      const char *command,
+                                                      size_t command_len,
+                                                      double timeout_secs,
+                                                      struct codeoid_string *out_json);
 
 /**
  * Writes session `session_id` of this workspace, as a session JSON object, into `*out_json`.

@@ -3,6 +3,8 @@
 
 use std::ffi::c_char;
 
+use codeoid_core::MemoryConfig;
+use codeoid_core::compress::RunOutput;
 use serde_json::json;
 
 use crate::args::{bytes, handle, out, text};
@@ -60,8 +62,9 @@ pub unsafe extern "C" fn codeoid_memory_compress(
 /// output), `stderr` passes through unchanged, `compressed` is the compression object of
 /// `codeoid_memory_compress` (with its `hint`) or null, and `store_error` says why the raw
 /// output could not be stored (null normally); `timed_out` is true when the command ran past the
-/// memory's `run_timeout_secs` and was killed with everything it started. Output that is not UTF-8 is converted lossily in
-/// this JSON; the stored episode keeps the exact bytes.
+/// memory's `run_timeout_secs` (or the call's, see `codeoid_memory_run_with_timeout`) and was
+/// killed with everything it started. Output that is not UTF-8 is converted lossily in this
+/// JSON; the stored episode keeps the exact bytes.
 ///
 /// A failing command is not an error: read `exit_code`.
 ///
@@ -91,16 +94,56 @@ pub unsafe extern "C" fn codeoid_memory_run(
         // SAFETY: as above.
         let out_json = unsafe { out(out_json, "out_json") }?;
         let run = memory.inner.run(session, command)?;
-        let episode_id = run.episode_id.as_deref();
-        let value = json!({
-            "stdout": String::from_utf8_lossy(&run.stdout),
-            "stderr": String::from_utf8_lossy(&run.stderr),
-            "exit_code": run.exit_code,
-            "episode_id": episode_id,
-            "compressed": run.compressed.as_ref().map(|c| json::compressed(c, episode_id)),
-            "store_error": run.store_error.as_ref().map(codeoid_core::Error::full_message),
-            "timed_out": run.timed_out,
-        });
-        json::write(out_json, &value)
+        json::write(out_json, &run_json(&run))
+    })
+}
+
+/// `codeoid_memory_run` with this call's own timeout in place of the memory's
+/// `run_timeout_secs`: `timeout_secs` seconds (fractions allowed), 0 for none. For a harness
+/// whose model gives each command its own limit, or that allows a build longer than a listing.
+/// Writes the same JSON into `*out_json`.
+///
+/// Errors: as `codeoid_memory_run`, and `CODEOID_ERROR_INVALID_INPUT` for a negative,
+/// non-finite or over 10^9 `timeout_secs`. Thread-safe; blocks until the command exits or is
+/// killed.
+///
+/// # Safety
+/// As `codeoid_memory_run`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_run_with_timeout(
+    memory: *const codeoid_memory,
+    session_id: *const c_char,
+    session_id_len: usize,
+    command: *const c_char,
+    command_len: usize,
+    timeout_secs: f64,
+    out_json: *mut codeoid_string,
+) -> *mut codeoid_error {
+    boundary("codeoid_memory_run_with_timeout", || {
+        // SAFETY: the caller guarantees the pointers as documented.
+        let memory = unsafe { handle(memory, "memory") }?;
+        // SAFETY: as above.
+        let session = unsafe { text(session_id, session_id_len, "session_id") }?;
+        // SAFETY: as above.
+        let command = unsafe { text(command, command_len, "command") }?;
+        // SAFETY: as above.
+        let out_json = unsafe { out(out_json, "out_json") }?;
+        let timeout = MemoryConfig::run_timeout_from_secs(timeout_secs, "timeout_secs")?;
+        let run = memory.inner.run_with_timeout(session, command, timeout)?;
+        json::write(out_json, &run_json(&run))
+    })
+}
+
+/// The JSON both run functions write.
+fn run_json(run: &RunOutput) -> serde_json::Value {
+    let episode_id = run.episode_id.as_deref();
+    json!({
+        "stdout": String::from_utf8_lossy(&run.stdout),
+        "stderr": String::from_utf8_lossy(&run.stderr),
+        "exit_code": run.exit_code,
+        "episode_id": episode_id,
+        "compressed": run.compressed.as_ref().map(|c| json::compressed(c, episode_id)),
+        "store_error": run.store_error.as_ref().map(codeoid_core::Error::full_message),
+        "timed_out": run.timed_out,
     })
 }

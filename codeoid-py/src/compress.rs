@@ -10,6 +10,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 use crate::boundary::detached;
 use crate::convert;
 use crate::memory::PyMemory;
+use crate::recall::seconds;
 use crate::repr;
 
 /// A command's stdout as compressed by one rule.
@@ -186,9 +187,25 @@ impl PyMemory {
     /// Runs `command` with `sh -c` in the workspace root (stdin closed), stores its raw stdout
     /// and stderr as an episode of session `session_id` first, then returns the compressed
     /// stdout ending with the `get_episode` hint. A failing command is not an error: see
-    /// `RunOutput.exit_code`.
-    fn run(&self, py: Python<'_>, session_id: String, command: String) -> PyResult<RunOutput> {
+    /// `RunOutput.exit_code`. `timeout` (seconds, 0 for none) replaces the memory's
+    /// `run_timeout` for this call; a command past it is killed with everything it started.
+    #[pyo3(signature = (session_id, command, *, timeout = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        session_id: String,
+        command: String,
+        timeout: Option<f64>,
+    ) -> PyResult<RunOutput> {
         let memory = self.get(py)?;
-        detached(py, move || memory.run(&session_id, &command)).map(RunOutput::from)
+        let timeout = timeout
+            .map(|secs| seconds(py, secs, "timeout"))
+            .transpose()?
+            .map(|t| Some(t).filter(|t| !t.is_zero()));
+        detached(py, move || match timeout {
+            Some(timeout) => memory.run_with_timeout(&session_id, &command, timeout),
+            None => memory.run(&session_id, &command),
+        })
+        .map(RunOutput::from)
     }
 }

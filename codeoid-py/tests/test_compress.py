@@ -73,3 +73,21 @@ def test_a_run_past_its_timeout_is_killed(tmp_path: pathlib.Path, workspace: pat
         assert not m.run(session.id, "true").timed_out
     with pytest.raises(codeoid.InvalidInputError, match="run_timeout"):
         codeoid.Memory(tmp_path / "t.db", workspace, env=False, run_timeout=-1)
+
+
+def test_a_run_s_own_timeout_replaces_the_memory_s(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:
+    with codeoid.Memory(tmp_path / "t.db", workspace, embeddings=False, env=False, run_timeout=0.3) as m:
+        session = m.start_session()
+        for timeout in (60.0, 0):
+            out = m.run(session.id, "sleep 1; echo finished", timeout=timeout)
+            assert not out.timed_out, timeout
+            assert out.stdout == b"finished\n"
+        assert m.run(session.id, "sleep 1").timed_out
+        with pytest.raises(codeoid.InvalidInputError, match="timeout -1"):
+            m.run(session.id, "true", timeout=-1)
+    with codeoid.Memory(tmp_path / "t2.db", workspace, embeddings=False, env=False) as m:
+        session = m.start_session()
+        begin = time.monotonic()
+        out = m.run(session.id, "echo started; sleep 30", timeout=0.3)
+        assert out.timed_out and out.stdout.startswith(b"started\n")
+        assert time.monotonic() - begin < 10

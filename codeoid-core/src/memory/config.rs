@@ -52,7 +52,8 @@ pub struct MemoryConfig {
     /// Commands run through memory ([`super::Memory::run`]) still running after this long are
     /// killed with everything they started, and their output so far is stored and shown. `None`
     /// (the default) waits as long as a command runs. With a timeout, a command runs in a
-    /// process group of its own and cannot read from the terminal.
+    /// process group of its own and cannot read from the terminal. One call can set its own with
+    /// [`crate::Memory::run_with_timeout`].
     pub run_timeout: Option<Duration>,
 }
 

@@ -2,6 +2,7 @@
 //! episode before the compressed text is shown, so `get_episode` always has the original bytes.
 
 use std::path::Path;
+use std::time::Duration;
 
 use super::Memory;
 use crate::compress::{Compressed, RawOutputSink, RunOutput, Runner, Stdin};
@@ -56,12 +57,29 @@ impl Memory {
     /// [`crate::ErrorKind::InvalidInput`] for an empty command; [`crate::ErrorKind::Io`] when the
     /// shell cannot start. A failing command is not an error: see [`RunOutput::exit_code`].
     pub fn run(&self, session_id: &str, command: &str) -> Result<RunOutput> {
-        self.run_in(
+        self.run_with_timeout(session_id, command, self.config.run_timeout)
+    }
+
+    /// [`Memory::run`] with this call's own `timeout` in place of
+    /// [`super::MemoryConfig::run_timeout`]: `None` waits as long as the command runs. For a
+    /// harness whose model gives each command its own limit (Claude Code's `Bash` tool takes a
+    /// `timeout`), or that allows a build longer than a listing.
+    ///
+    /// # Errors
+    /// As [`Memory::run`].
+    pub fn run_with_timeout(
+        &self,
+        session_id: &str,
+        command: &str,
+        timeout: Option<Duration>,
+    ) -> Result<RunOutput> {
+        self.run_where(
             session_id,
             command,
             self.workspace.root(),
             Stdin::Null,
             None,
+            timeout,
         )
     }
 
@@ -81,11 +99,24 @@ impl Memory {
         stdin: Stdin,
         raw_command: Option<&str>,
     ) -> Result<RunOutput> {
+        let timeout = self.config.run_timeout;
+        self.run_where(session_id, command, dir, stdin, raw_command, timeout)
+    }
+
+    fn run_where(
+        &self,
+        session_id: &str,
+        command: &str,
+        dir: &Path,
+        stdin: Stdin,
+        raw_command: Option<&str>,
+        timeout: Option<Duration>,
+    ) -> Result<RunOutput> {
         self.session(session_id)?;
         let mut runner = Runner::new(&self.compress)
             .stdin(stdin)
             .current_dir(dir)
-            .timeout(self.config.run_timeout);
+            .timeout(timeout);
         if let Some(raw_command) = raw_command {
             runner = runner.raw_command(raw_command);
         }

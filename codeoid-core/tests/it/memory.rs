@@ -4,6 +4,7 @@
 //! workspace scoping.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use codeoid_core::canonical::{CallUsage, Part, Role, Turn, Usage};
 use codeoid_core::retrieve::RecallQuery;
@@ -403,6 +404,53 @@ fn run_keeps_raw_output_and_passes_stderr_and_exit_code() {
     } else {
         assert_eq!(shown, expected);
     }
+}
+
+#[test]
+fn a_run_s_own_timeout_replaces_the_configured_one() {
+    let (_dir, memory) = memory_with(MemoryConfig {
+        run_timeout: Some(Duration::from_millis(300)),
+        ..lexical_config()
+    });
+    let s = session(&memory, "shell");
+    // Longer than the configured limit, allowed by this call's own (or by none).
+    for timeout in [Some(Duration::from_secs(60)), None] {
+        let out = memory
+            .run_with_timeout(&s, "sleep 1; echo finished", timeout)
+            .unwrap();
+        assert!(!out.timed_out, "{timeout:?}");
+        assert_eq!(
+            (out.stdout.as_slice(), out.exit_code),
+            (&b"finished\n"[..], 0)
+        );
+    }
+    assert!(memory.run(&s, "sleep 1; echo finished").unwrap().timed_out);
+    // Shorter than the configured limit: this call's wins.
+    let (_dir, patient) = memory_with(MemoryConfig {
+        run_timeout: Some(Duration::from_secs(60)),
+        ..lexical_config()
+    });
+    let s = session(&patient, "shell");
+    let started = std::time::Instant::now();
+    let out = patient
+        .run_with_timeout(
+            &s,
+            "echo started; sleep 30",
+            Some(Duration::from_millis(300)),
+        )
+        .unwrap();
+    assert!(out.timed_out);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.stdout.starts_with(b"started\n"));
+    let stored = patient.episode(out.episode_id.as_deref().unwrap()).unwrap();
+    assert!(
+        stored.content.contains("started"),
+        "what it printed is stored"
+    );
 }
 
 #[test]

@@ -269,6 +269,16 @@ pub(crate) fn calls() -> Vec<Call> {
             |m, t, o| unsafe { codeoid_memory_run(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
         ),
         call(
+            "codeoid_memory_run_with_timeout",
+            true,
+            &[("session_id", REQ, UTF8), ("command", REQ, UTF8)],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+            |m, t, o| unsafe {
+                codeoid_memory_run_with_timeout(m, t[0].0, t[0].1, t[1].0, t[1].1, 5.0, o)
+            },
+        ),
+        call(
             "codeoid_memory_fork",
             true,
             &[

@@ -329,6 +329,42 @@ fn compression_pure_and_through_a_real_command() {
 }
 
 #[test]
+fn a_run_s_own_timeout_kills_it_and_bad_timeouts_are_refused() {
+    let fx = Fixture::new();
+    let m = fx.memory;
+    let session = fx.session("ses_timeout");
+    let (sp, sl) = c(&session);
+    let (rp, rl) = c("echo started; sleep 30");
+    let started = std::time::Instant::now();
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+    let run = out_json(|o| unsafe { codeoid_memory_run_with_timeout(m, sp, sl, rp, rl, 0.3, o) });
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(run["timed_out"], true, "{run}");
+    assert_eq!(run["exit_code"], 137, "{run}");
+    assert!(
+        run["stdout"].as_str().unwrap().starts_with("started\n"),
+        "{run}"
+    );
+    // 0 is no timeout: the command ends on its own.
+    let (qp, ql) = c("sleep 0.2; echo finished");
+    // SAFETY: as above.
+    let run = out_json(|o| unsafe { codeoid_memory_run_with_timeout(m, sp, sl, qp, ql, 0.0, o) });
+    assert_eq!(
+        (&run["timed_out"], &run["stdout"]),
+        (&json!(false), &json!("finished\n"))
+    );
+    for bad in [-1.0, f64::NAN, f64::INFINITY, 2e9] {
+        let mut out = Out::new();
+        // SAFETY: as above.
+        let err =
+            check(unsafe { codeoid_memory_run_with_timeout(m, sp, sl, qp, ql, bad, out.ptr()) })
+                .unwrap_err();
+        assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{bad}");
+        assert!(err.message.contains("timeout_secs is"), "{}", err.message);
+    }
+}
+
+#[test]
 fn translation_round_trips_and_reports_losses() {
     let turns = Value::Array(exchange(1, 100)).to_string();
     let (tp, tl) = c(&turns);

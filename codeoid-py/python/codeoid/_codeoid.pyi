@@ -634,7 +634,8 @@ class Memory:
 
     # compression
     def compress(self, command: str, stdout: bytes | bytearray | str) -> Compressed | None: ...
-    def run(self, session_id: str, command: str) -> RunOutput: ...
+    # timeout: seconds (0 for none) in place of the memory's run_timeout, for this call
+    def run(self, session_id: str, command: str, *, timeout: float | None = None) -> RunOutput: ...
 
     # import and fork
     def import_logs(

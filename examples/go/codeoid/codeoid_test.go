@@ -486,6 +486,28 @@ func TestARunPastItsTimeoutIsKilled(t *testing.T) {
 	}
 }
 
+func TestARunsOwnTimeoutReplacesTheConfiguredOne(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_own_timeout"}); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	run, err := m.RunWithTimeout("ses_own_timeout", "echo started; sleep 30", 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.TimedOut || run.ExitCode != 137 || !strings.HasPrefix(run.Stdout, "started\n") || time.Since(begin) > 10*time.Second {
+		t.Fatalf("timed out run: %+v after %v", run, time.Since(begin))
+	}
+	run, err = m.RunWithTimeout("ses_own_timeout", "sleep 0.2; echo finished", 0)
+	if err != nil || run.TimedOut || run.Stdout != "finished\n" {
+		t.Fatalf("run without a timeout: %+v, %v", run, err)
+	}
+	if _, err := m.RunWithTimeout("ses_own_timeout", "true", -time.Second); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("negative timeout: %v", err)
+	}
+}
+
 func TestBlobsComeBackByteForByte(t *testing.T) {
 	m := open(t)
 	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_blob"}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Memory is session memory for one workspace: an open store bound to a workspace. Safe for
@@ -312,6 +313,20 @@ func (m *Memory) Run(sessionID, command string) (RunOutput, error) {
 	cp, cl := text(command)
 	err := m.callJSON(&run, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
 		return C.codeoid_memory_run(p, sp, sl, cp, cl, s)
+	})
+	return run, err
+}
+
+// RunWithTimeout is Run with this call's own timeout in place of Config.RunTimeoutSecs: a
+// command still running after timeout is killed with everything it started, and RunOutput.TimedOut
+// says so; 0 waits as long as it runs. A negative timeout is ErrInvalidInput.
+func (m *Memory) RunWithTimeout(sessionID, command string, timeout time.Duration) (RunOutput, error) {
+	var run RunOutput
+	sp, sl := text(sessionID)
+	cp, cl := text(command)
+	secs := C.double(timeout.Seconds())
+	err := m.callJSON(&run, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
+		return C.codeoid_memory_run_with_timeout(p, sp, sl, cp, cl, secs, s)
 	})
 	return run, err
 }

@@ -19,7 +19,8 @@ type Config struct {
 	// CompressRules is a compression rule file.
 	CompressRules string `json:"compress_rules,omitempty"`
 	// RunTimeoutSecs kills a command Memory.Run still runs after this many seconds, with
-	// everything it started (0: never). RunOutput.TimedOut then says so.
+	// everything it started (0: never). RunOutput.TimedOut then says so. Memory.RunWithTimeout
+	// gives one call its own.
 	RunTimeoutSecs float64 `json:"run_timeout_secs,omitempty"`
 	// Rotation and Index change individual settings (docs/rotation.md, docs/workspace-index.md).
 	Rotation map[string]any `json:"rotation,omitempty"`
