@@ -80,7 +80,8 @@ impl Memory {
             // edit made in the same turn may already be in it. Claiming "unchanged" could tell
             // the model a stale read is current.
             disk = DiskState::Unknown(
-                "the file matches the hash recorded with this read, but the write below came                  after the read and may predate that hash; read the file again"
+                "the file matches the hash recorded with this read, but the write below came \
+                 after the read and may predate that hash; read the file again"
                     .to_owned(),
             );
         }

@@ -266,7 +266,10 @@ fn a_read_and_an_edit_of_one_file_in_one_turn_is_never_called_unchanged() {
     );
     assert!(!text.contains("unchanged since this read"), "{text}");
     assert!(
-        text.contains("\n- on disk: unknown (the file matches the hash recorded with this read"),
+        text.contains(
+            "\n- on disk: unknown (the file matches the hash recorded with this read, but the \
+             write below came after the read and may predate that hash; read the file again)\n"
+        ),
         "{text}"
     );
     assert!(text.contains(&format!("(episode_id: {edit})")), "{text}");
