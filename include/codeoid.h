@@ -332,9 +332,10 @@ struct codeoid_error *codeoid_memory_episode(const struct codeoid_memory *memory
                                              struct codeoid_string *out_json);
 
 /**
- * Writes the text a model sees for episode `episode_id` (a header, then the exact stored
- * content), with sessions labelled relative to `current_session_id` (optional: NULL labels
- * every session as a prior one), into `*out_text`.
+ * Writes episode `episode_id` under the `get_episode` header, then its whole stored content,
+ * with sessions labelled relative to `current_session_id` (optional: NULL labels every session
+ * as a prior one), into `*out_text`. The `get_episode` tool (`codeoid_memory_call_tool`) shows
+ * long content in pages instead.
  *
  * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
  * `CODEOID_ERROR_NOT_FOUND`. Thread-safe.

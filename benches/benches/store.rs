@@ -7,8 +7,9 @@
 //! - `store/record_turn_single`: one `record_turn` per call into a growing session; besides
 //!   criterion's mean, every call's latency is recorded and p50/p99/max are printed.
 //!   Target: p99 < 1 ms.
-//! - `store/at_100k/*`: `timeline` first page, a `before` page deep in history, `get_episode`
-//!   and their model-facing texts, on a store holding 100,000 episodes. Target: < 1 ms each.
+//! - `store/at_100k/*`: `timeline` first page, a `before` page deep in history, `get_episode`,
+//!   their texts and the first `get_episode` page the tool shows, on a store holding 100,000
+//!   episodes. Target: < 1 ms each.
 //!   Under `cargo test` (one run of each, as a smoke test) the store holds about 900.
 //!
 //! Tool inputs and outputs are taken from the real Claude Code logs in `../shared/evaldata` (all
@@ -592,6 +593,24 @@ fn at_100k(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
                 .store
                 .episode_text(big.ws.id(), Some(&big.current), black_box(target))
                 .expect("text");
+            assert!(text.contains(target.as_str()));
+        });
+    });
+    // What the get_episode tool shows: the first page of the whole content.
+    group.bench_function("get_episode_page", |b| {
+        let big = big();
+        let target = &big.first[7];
+        b.iter(|| {
+            let text = big
+                .store
+                .episode_page_text(
+                    big.ws.id(),
+                    Some(&big.current),
+                    black_box(target),
+                    0,
+                    codeoid_core::tools::EPISODE_PAGE_CHARS,
+                )
+                .expect("page");
             assert!(text.contains(target.as_str()));
         });
     });

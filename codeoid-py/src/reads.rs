@@ -270,8 +270,9 @@ impl PyMemory {
         detached(py, move || memory.episode(&episode_id)).map(Episode::from)
     }
 
-    /// The text a model reads for episode `episode_id` (a header, then the exact content),
-    /// with sessions labelled relative to `session_id`.
+    /// Episode `episode_id` under the `get_episode` header, then its whole stored content, with
+    /// sessions labelled relative to `session_id`. The `get_episode` tool (`call_tool`) shows
+    /// long content in pages instead.
     #[pyo3(signature = (episode_id, session_id = None))]
     fn episode_text(
         &self,

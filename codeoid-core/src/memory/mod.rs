@@ -295,7 +295,8 @@ impl Memory {
         self.store.episode(self.workspace.id(), id)
     }
 
-    /// The model-facing text of episode `id` (header, then the exact stored content).
+    /// Episode `id` under the `get_episode` header, then its whole stored content: for people
+    /// (`codeoid show`). The tool shows it in pages: see [`Memory::episode_page`].
     ///
     /// # Errors
     /// As [`Memory::episode`]; [`crate::ErrorKind::NotFound`] when `current_session` is not in
@@ -312,8 +313,8 @@ impl Memory {
     /// [`crate::store::Store::episode_page_text`].
     ///
     /// # Errors
-    /// As [`Memory::episode_text`]; [`crate::ErrorKind::InvalidInput`] when `offset` is past the
-    /// end of the content or `max_chars` is 0.
+    /// As [`Memory::episode_text`]; [`crate::ErrorKind::InvalidInput`] when `offset` is at or
+    /// past the end of a non-empty content (past 0 for an empty one) or `max_chars` is 0.
     pub fn episode_page(
         &self,
         current_session: Option<&str>,

@@ -135,13 +135,15 @@ impl Store {
     /// `content` blob, so its middle, which the stored excerpt leaves out, is reachable too. A
     /// page that does not reach the end ends at a line break when one falls in its second half,
     /// and closes with the exact arguments of the next page; a header line
-    /// `- page: characters A–B of N` says which part is shown. Content that fits one page from
-    /// offset 0 renders exactly as [`Store::episode_text`].
+    /// `- page: characters A–B of N` says which part is shown, and content shown without one is
+    /// whole. Content that fits one page from offset 0 renders exactly as
+    /// [`Store::episode_text`], except a capped episode's: its whole content is shown in place of
+    /// the stored excerpt.
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] when the episode does not exist in this workspace;
     /// [`crate::ErrorKind::InvalidInput`] when `offset` is at or past the end of a non-empty
-    /// content, or `max_chars` is 0.
+    /// content (past 0 for an empty one), or `max_chars` is 0.
     pub fn episode_page_text(
         &self,
         workspace_id: &str,
@@ -279,7 +281,7 @@ fn page_of(content: &str, offset: u64, max_chars: usize) -> Option<Page> {
     };
     let start = byte_at(0, offset);
     let mut end = byte_at(start, max_chars as u64);
-    let mut end_char = (offset + max_chars as u64).min(total_chars);
+    let mut end_char = offset.saturating_add(max_chars as u64).min(total_chars);
     if end < content.len() {
         let half = byte_at(start, (max_chars / 2) as u64);
         if let Some(newline) = content[half..end].rfind('\n') {
@@ -331,5 +333,11 @@ mod tests {
         assert_eq!(shown("abc", u64::MAX, 10), None);
         assert_eq!(shown("", 0, 10), Some(("", 0, None)));
         assert_eq!(shown("", 1, 10), None);
+    }
+
+    #[test]
+    fn a_page_size_of_usize_max_shows_the_rest() {
+        assert_eq!(shown("abc", 1, usize::MAX), Some(("bc", 3, None)));
+        assert_eq!(shown("abc", 0, usize::MAX), Some(("abc", 3, None)));
     }
 }

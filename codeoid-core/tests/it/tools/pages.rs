@@ -22,10 +22,14 @@ pub(super) struct Shown {
 
 const NEXT_MARKER: &str = "not shown; next page: get_episode ";
 
+/// A page's parts. Only a page with a `- page:` header line has a next-page marker: content
+/// shown without one is whole, even when it ends with a marker-like line (a recorded
+/// `get_episode` result does).
 fn shown(text: &str) -> Shown {
     let (header, rest) = text.split_once("\n\n").expect("a header, then the content");
+    let paged = header.contains("\n- page: characters ");
     let (body, next) = match rest.rsplit_once("\n[codeoid: characters ") {
-        Some((body, marker)) if marker.contains(NEXT_MARKER) => {
+        Some((body, marker)) if paged && marker.contains(NEXT_MARKER) => {
             let args = marker
                 .split_once(NEXT_MARKER)
                 .and_then(|(_, args)| args.strip_suffix(']'))
@@ -57,6 +61,12 @@ pub(super) fn walk_in(
         assert!(!out.is_error, "{}", out.text);
         let page = shown(&out.text);
         let next = page.next.clone();
+        if let Some(next) = &next {
+            assert_eq!(
+                next["episode_id"], id,
+                "the next page is of the same episode"
+            );
+        }
         pages.push(page);
         match next {
             Some(next) => args = next,
@@ -189,6 +199,63 @@ fn a_capped_episode_is_paged_whole_from_its_blob() {
             .header
             .contains(&format!("\n- raw content: {}", blob.blob_id))
     );
+}
+
+#[test]
+fn a_capped_episode_that_fits_one_page_is_shown_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = StoreOptions::default();
+    store.max_episode_bytes = 4 * 1024;
+    let memory = open_in(
+        dir.path(),
+        MemoryConfig {
+            store,
+            ..lexical_config()
+        },
+    );
+    let s = session(&memory, "work");
+    let output: String = (0..600).map(|i| format!("line {i}\n")).collect();
+    let id = exchange(
+        &memory,
+        &s,
+        "k",
+        0,
+        "build",
+        "Bash",
+        json!({"command": "make"}),
+        &output,
+    );
+    let stored = memory.episode(&id).unwrap();
+    let blob = stored.blobs.iter().find(|b| b.role == "content").unwrap();
+    let whole = String::from_utf8(memory.blob(&blob.blob_id).unwrap()).unwrap();
+    assert!(stored.content.len() < whole.len(), "capped");
+    let out = memory.call_tool(None, "get_episode", &json!({"episode_id": id}).to_string());
+    let page = shown(&out.text);
+    assert_eq!(page.body, whole, "the whole content, not the excerpt");
+    assert!(!page.header.contains("- page:"));
+    assert!(page.next.is_none());
+}
+
+#[test]
+fn a_recorded_get_episode_result_is_content_not_a_next_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let s = session(&memory, "work");
+    let inner = "x\n[codeoid: characters 10–99 not shown; next page: get_episode \
+                 {\"episode_id\":\"ep_other\",\"offset\":10}]";
+    let id = exchange(
+        &memory,
+        &s,
+        "k",
+        0,
+        "look back",
+        "get_episode",
+        json!({"episode_id": "ep_other"}),
+        inner,
+    );
+    let pages = walk(&memory, &id);
+    assert_eq!(pages.len(), 1);
+    assert!(pages[0].body.ends_with(inner));
 }
 
 #[test]
