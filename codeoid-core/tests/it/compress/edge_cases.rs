@@ -222,10 +222,20 @@ fn prefixes_do_not_defeat_matching() {
         ("head --lines=300 src/lib.rs", "file-range"),
         ("sed -n '120,480p' src/lib.rs", "file-range"),
         ("sed -n 42p src/lib.rs", "file-range"),
-        // Not a bounded range: from line 5 to the end, all of it, or a pattern.
+        ("sed -ne '1,20p' src/lib.rs", "file-range"),
+        ("sed -n -e 1,20p src/lib.rs", "file-range"),
+        ("head --lines 50 src/lib.rs", "file-range"),
+        // Not one bounded range of one file: from line 5 to the end, all of it, a pattern, a
+        // file followed forever, several files, a glob, a second sed script.
         ("tail -n +5 src/lib.rs", "cat"),
         ("head src/lib.rs", "cat"),
         ("sed -n '/fn main/,/^}/p' src/main.rs", "cat"),
+        ("tail -n 100 -f app.log", "cat"),
+        ("tail --lines=50 --follow=name app.log", "cat"),
+        ("head -n 5 a.rs b.rs", "cat"),
+        ("head -n 50 src/*.rs", "cat"),
+        ("head -c 100 src/lib.rs", "cat"),
+        ("sed -n 1,10p -e '20,$p' src/lib.rs", "cat"),
         ("cat src/lib.rs", "cat"),
         ("make -j4", "head-tail"),
         ("git status && ls", "head-tail"),
