@@ -2,6 +2,7 @@
 //! workspace, stores its raw output as an episode first, returns the compressed text with the
 //! `get_episode` hint). Result classes: `Compressed`, `RunOutput`.
 
+use codeoid_core::MemoryConfig;
 use codeoid_core::compress::{Compressed as CoreCompressed, RunOutput as CoreRunOutput};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -9,8 +10,8 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 
 use crate::boundary::detached;
 use crate::convert;
+use crate::errors;
 use crate::memory::PyMemory;
-use crate::recall::seconds;
 use crate::repr;
 
 /// A command's stdout as compressed by one rule.
@@ -131,8 +132,9 @@ impl RunOutput {
         self.store_error.clone()
     }
 
-    /// Whether the command ran past the memory's `run_timeout` and was killed, with everything
-    /// it started (`stdout` then ends with a line saying so).
+    /// Whether the command ran past its timeout (the memory's `run_timeout`, or the call's
+    /// `timeout`) and was killed, with everything it started (`stdout` then ends with a line
+    /// saying so).
     #[getter]
     fn timed_out(&self) -> bool {
         self.timed_out
@@ -199,9 +201,11 @@ impl PyMemory {
     ) -> PyResult<RunOutput> {
         let memory = self.get(py)?;
         let timeout = timeout
-            .map(|secs| seconds(py, secs, "timeout"))
-            .transpose()?
-            .map(|t| Some(t).filter(|t| !t.is_zero()));
+            .map(|secs| {
+                MemoryConfig::run_timeout_from_secs(secs, "timeout")
+                    .map_err(|e| errors::to_py(py, &e))
+            })
+            .transpose()?;
         detached(py, move || match timeout {
             Some(timeout) => memory.run_with_timeout(&session_id, &command, timeout),
             None => memory.run(&session_id, &command),

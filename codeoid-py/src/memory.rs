@@ -113,7 +113,10 @@ impl PyMemory {
             .map(|secs| recall::seconds(py, secs, "busy_timeout"))
             .transpose()?;
         let run_timeout = run_timeout
-            .map(|secs| recall::seconds(py, secs, "run_timeout"))
+            .map(|secs| {
+                MemoryConfig::run_timeout_from_secs(secs, "run_timeout")
+                    .map_err(|e| errors::to_py(py, &e))
+            })
             .transpose()?;
         let model = match (embeddings, model_dir) {
             (Some(false), Some(dir)) => {
@@ -171,7 +174,7 @@ impl PyMemory {
                 config.compress_rules = compress_rules;
             }
             if let Some(timeout) = run_timeout {
-                config.run_timeout = Some(timeout).filter(|t| !t.is_zero());
+                config.run_timeout = timeout;
             }
             if let Some(model) = model {
                 config.embedding.model = model;

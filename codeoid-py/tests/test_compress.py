@@ -83,8 +83,9 @@ def test_a_run_s_own_timeout_replaces_the_memory_s(tmp_path: pathlib.Path, works
             assert not out.timed_out, timeout
             assert out.stdout == b"finished\n"
         assert m.run(session.id, "sleep 1").timed_out
-        with pytest.raises(codeoid.InvalidInputError, match="timeout -1"):
-            m.run(session.id, "true", timeout=-1)
+        for bad in (-1, float("nan"), float("inf"), 2e9):
+            with pytest.raises(codeoid.InvalidInputError, match="timeout is"):
+                m.run(session.id, "true", timeout=bad)
     with codeoid.Memory(tmp_path / "t2.db", workspace, embeddings=False, env=False) as m:
         session = m.start_session()
         begin = time.monotonic()

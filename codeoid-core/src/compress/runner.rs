@@ -191,11 +191,12 @@ impl<'r> Runner<'r> {
     }
 
     /// Kills a command still running after `timeout`, with its process group (see the module
-    /// docs). The command then runs in a process group of its own, so it cannot read from the
-    /// terminal: give a timeout only to commands that do not prompt.
+    /// docs). `None` or a zero duration waits as long as the command runs (0 is "no limit" in
+    /// every binding too). The command then runs in a process group of its own, so it cannot
+    /// read from the terminal: give a timeout only to commands that do not prompt.
     #[must_use]
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
+        self.timeout = timeout.filter(|t| !t.is_zero());
         self
     }
 

@@ -51,9 +51,9 @@ pub struct MemoryConfig {
     pub hash_live_reads: bool,
     /// Commands run through memory ([`super::Memory::run`]) still running after this long are
     /// killed with everything they started, and their output so far is stored and shown. `None`
-    /// (the default) waits as long as a command runs. With a timeout, a command runs in a
-    /// process group of its own and cannot read from the terminal. One call can set its own with
-    /// [`crate::Memory::run_with_timeout`].
+    /// (the default) or a zero duration waits as long as a command runs. With a timeout, a
+    /// command runs in a process group of its own and cannot read from the terminal. One call
+    /// can set its own with [`crate::Memory::run_with_timeout`].
     pub run_timeout: Option<Duration>,
 }
 
@@ -92,7 +92,7 @@ impl MemoryConfig {
     }
 
     /// [`MemoryConfig::run_timeout`] from `secs` seconds (fractions allowed), as every binding
-    /// takes it: `None` for 0.
+    /// takes it: `None` for 0, at least a nanosecond for any positive value.
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] naming `what` for a negative or non-finite value, or
@@ -103,7 +103,8 @@ impl MemoryConfig {
                 "{what} is {secs}; expected a number of seconds from 0 (no timeout) to 10^9"
             )));
         }
-        Ok(Some(Duration::from_secs_f64(secs)).filter(|d| !d.is_zero()))
+        // A positive time too small for a nanosecond is the shortest timeout, not none.
+        Ok((secs > 0.0).then(|| Duration::from_secs_f64(secs).max(Duration::from_nanos(1))))
     }
 
     /// [`MemoryConfig::from_env`] over any variable lookup (tests pass a map).
@@ -167,6 +168,13 @@ mod tests {
         assert!(MemoryConfig::from_lookup(lookup(&[(ENV_RUN_TIMEOUT_SECS, "-1")])).is_err());
         let zero = MemoryConfig::from_lookup(lookup(&[(ENV_RUN_TIMEOUT_SECS, "0")])).unwrap();
         assert_eq!(zero.run_timeout, None);
+        // Too small for a nanosecond is still a timeout, the shortest one.
+        assert_eq!(
+            MemoryConfig::run_timeout_from_secs(4e-10, "t").unwrap(),
+            Some(Duration::from_nanos(1))
+        );
+        assert!(MemoryConfig::run_timeout_from_secs(2e9, "t").is_err());
+        assert!(MemoryConfig::run_timeout_from_secs(f64::NAN, "t").is_err());
     }
 
     #[test]

@@ -414,7 +414,7 @@ fn a_run_s_own_timeout_replaces_the_configured_one() {
     });
     let s = session(&memory, "shell");
     // Longer than the configured limit, allowed by this call's own (or by none).
-    for timeout in [Some(Duration::from_secs(60)), None] {
+    for timeout in [Some(Duration::from_secs(60)), None, Some(Duration::ZERO)] {
         let out = memory
             .run_with_timeout(&s, "sleep 1; echo finished", timeout)
             .unwrap();

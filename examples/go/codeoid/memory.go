@@ -319,7 +319,8 @@ func (m *Memory) Run(sessionID, command string) (RunOutput, error) {
 
 // RunWithTimeout is Run with this call's own timeout in place of Config.RunTimeoutSecs: a
 // command still running after timeout is killed with everything it started, and RunOutput.TimedOut
-// says so; 0 waits as long as it runs. A negative timeout is ErrInvalidInput.
+// says so; 0 waits as long as it runs. A negative timeout, or one over 10^9 seconds (about 31
+// years; math.MaxInt64 is more), is ErrInvalidInput.
 func (m *Memory) RunWithTimeout(sessionID, command string, timeout time.Duration) (RunOutput, error) {
 	var run RunOutput
 	sp, sl := text(sessionID)
