@@ -158,9 +158,9 @@ impl Store {
             ));
         }
         self.read(|conn| {
-            let episode = episodes::fetch(conn, workspace_id, id)?;
+            let mut episode = episodes::fetch(conn, workspace_id, id)?;
             let mut out = episode_header(conn, current_session, &episode)?;
-            let whole = whole_content(conn, &episode)?;
+            let whole = whole_content(conn, &mut episode)?;
             let page = page_of(&whole, offset, max_chars).ok_or_else(|| {
                 Error::invalid_input(format!(
                     "offset {offset} is past the end of episode {id}, whose content has {} \
@@ -237,9 +237,9 @@ fn episode_header(
     Ok(out)
 }
 
-/// An episode's whole content: the stored content, or for a capped episode its `content` blob
-/// (the stored content is then an excerpt).
-fn whole_content(conn: &Connection, episode: &StoredEpisode) -> Result<String> {
+/// An episode's whole content: the stored content (taken out of `episode`), or for a capped
+/// episode its `content` blob (the stored content is then an excerpt).
+fn whole_content(conn: &Connection, episode: &mut StoredEpisode) -> Result<String> {
     match episode.blobs.iter().find(|b| b.role == CONTENT_BLOB_ROLE) {
         Some(blob) => {
             let bytes = blobs::bytes(conn, &blob.blob_id)?;
@@ -247,7 +247,7 @@ fn whole_content(conn: &Connection, episode: &StoredEpisode) -> Result<String> {
             Ok(String::from_utf8(bytes)
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
         }
-        None => Ok(episode.content.clone()),
+        None => Ok(std::mem::take(&mut episode.content)),
     }
 }
 
@@ -280,7 +280,12 @@ fn page_of(content: &str, offset: u64, max_chars: usize) -> Option<Page> {
             .map_or(content.len(), |(at, _)| from + at)
     };
     let start = byte_at(0, offset);
-    let mut end = byte_at(start, max_chars as u64);
+    // The rest fits: no walk to find where the page would end.
+    let mut end = if total_chars - offset <= max_chars as u64 {
+        content.len()
+    } else {
+        byte_at(start, max_chars as u64)
+    };
     let mut end_char = offset.saturating_add(max_chars as u64).min(total_chars);
     if end < content.len() {
         let half = byte_at(start, (max_chars / 2) as u64);
