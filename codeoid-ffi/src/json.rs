@@ -206,7 +206,8 @@ pub(crate) fn hit(h: &Hit) -> HitOut<'_> {
     }
 }
 
-/// The latest read of a file: `{"episode", "path", "disk": {"state", "reason"}, "later_write"}`.
+/// The latest read of a file: `{"episode", "path", "disk": {"state", "reason"}, "later_write",
+/// "part"}`.
 pub(crate) fn file_recall(f: &FileRecall) -> Value {
     let (state, reason) = match &f.disk {
         DiskState::Unchanged => ("unchanged", None),
@@ -219,6 +220,7 @@ pub(crate) fn file_recall(f: &FileRecall) -> Value {
         "path": PathOut::from(&f.path),
         "disk": {"state": state, "reason": reason},
         "later_write": f.later_write.as_ref().map(header),
+        "part": f.part,
     })
 }
 

@@ -144,6 +144,9 @@ pub struct FileRecall {
     pub disk_reason: Option<String>,
     /// The latest episode that wrote the file after that read, if memory has one.
     pub later_write: Option<EpisodeHeader>,
+    /// When the read asked for part of the file only, the range arguments it was called with
+    /// (`"offset: 120, limit: 50"`); `None` for a whole-file read.
+    pub part: Option<String>,
 }
 
 impl From<tools::FileRecall> for FileRecall {
@@ -160,6 +163,7 @@ impl From<tools::FileRecall> for FileRecall {
             disk,
             disk_reason,
             later_write: found.later_write.map(EpisodeHeader::from),
+            part: found.part,
         }
     }
 }

@@ -138,7 +138,7 @@ def test_recall_file_says_whether_the_file_changed(memory: codeoid.Memory, works
     assert found.episode.id == read_id and found.episode.content.endswith("fn main() {}")
     assert (found.path.relative, found.path.access) == ("src/main.rs", "read")
     assert found.path.content_hash is not None and found.path.content_hash.startswith("sha256:")
-    assert (found.disk, found.disk_reason, found.later_write) == ("unchanged", None, None)
+    assert (found.disk, found.disk_reason, found.later_write, found.part) == ("unchanged", None, None, None)
     assert memory.recall_file(str(workspace / "src" / "main.rs")) == found, "absolute paths too"
     assert "disk='unchanged'" in repr(found)
 
@@ -148,6 +148,10 @@ def test_recall_file_says_whether_the_file_changed(memory: codeoid.Memory, works
     memory.record_turn(session.id, result("w1", "written"))
     after = memory.recall_file("src/main.rs")
     assert after is not None and after.later_write is not None
+    memory.record_turn(session.id, call("r2", "Read", {"file_path": "src/lib.rs", "offset": 10, "limit": 5}))
+    memory.record_turn(session.id, result("r2", "    10→pub mod store;"))
+    window = memory.recall_file("src/lib.rs")
+    assert window is not None and window.part == "offset: 10, limit: 5"
     assert after.later_write.tool_name == "Write"
     (workspace / "src" / "main.rs").unlink()
     assert getattr(memory.recall_file("src/main.rs"), "disk", None) == "deleted"

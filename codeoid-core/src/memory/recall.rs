@@ -5,10 +5,15 @@
 use std::time::Duration;
 
 use super::Memory;
-use crate::canonical::PathAccess;
+use crate::canonical::{Part, PathAccess};
 use crate::error::Result;
 use crate::retrieve::{EmbeddingStatus, Hit, RecallQuery, Retriever};
-use crate::tools::{DiskState, FileRecall, disk_state};
+use crate::store::EpisodeHeader;
+use crate::tools::{DiskState, FileRecall, disk_state, read_range};
+
+/// How many turns before the episode's own `recall_file` searches for the read's call: a
+/// subagent's turns, interleaved in the main log, can stand between a call and its result.
+const CALL_LOOKBACK_TURNS: u64 = 64;
 
 impl Memory {
     /// The episodes of this workspace most relevant to `query`, best first, each with its four
@@ -85,12 +90,45 @@ impl Memory {
                     .to_owned(),
             );
         }
+        let part = self
+            .call_input(&episode.header)?
+            .as_ref()
+            .and_then(read_range);
         Ok(Some(FileRecall {
             episode,
             path: matched,
             disk,
             later_write,
+            part,
         }))
+    }
+
+    /// The input of the tool call behind episode `header`, from the session's verbatim turns:
+    /// the call is in the turn that completed the episode (its result's) or one before it,
+    /// almost always the one just before, so the nearest turns are read first.
+    fn call_input(&self, header: &EpisodeHeader) -> Result<Option<serde_json::Value>> {
+        let Some(call_id) = &header.call_id else {
+            return Ok(None);
+        };
+        let last = header.turn_seq;
+        let near = last.saturating_sub(3);
+        let mut ranges = vec![(near, last)];
+        if near > 0 {
+            ranges.push((last.saturating_sub(CALL_LOOKBACK_TURNS), near - 1));
+        }
+        for (from, to) in ranges {
+            let turns = self.store.turns(&header.session_id, from..=to)?;
+            let input = turns.iter().rev().find_map(|stored| {
+                stored.turn.parts.iter().find_map(|part| match part {
+                    Part::ToolCall(call) if &call.id == call_id => Some(call.input.clone()),
+                    _ => None,
+                })
+            });
+            if input.is_some() {
+                return Ok(input);
+            }
+        }
+        Ok(None)
     }
 
     /// Waits until every episode recorded in this workspace before the call is embedded and

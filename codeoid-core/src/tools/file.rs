@@ -34,6 +34,27 @@ pub struct FileRecall {
     pub disk: DiskState,
     /// The most recent episode that wrote the file after that read, if memory has one.
     pub later_write: Option<EpisodeHeader>,
+    /// When the read asked for part of the file, the arguments that said which part, as the
+    /// tool was called with them (`offset: 120, limit: 50`; see [`read_range`]).
+    pub part: Option<String>,
+}
+
+/// Arguments of a file read that select part of the file, in the order they are shown: Claude
+/// Code's and Gemini CLI's `offset`/`limit`, the Anthropic text editor's `view_range`, and the
+/// `start_line`/`end_line` some harnesses use.
+const RANGE_KEYS: [&str; 5] = ["offset", "limit", "view_range", "start_line", "end_line"];
+
+/// The range arguments of a read's `input` (`offset: 120, limit: 50`), or `None` when the read
+/// asked for the whole file.
+pub fn read_range(input: &serde_json::Value) -> Option<String> {
+    let given: Vec<String> = RANGE_KEYS
+        .iter()
+        .filter_map(|key| match input.get(key) {
+            None | Some(serde_json::Value::Null) => None,
+            Some(value) => Some(format!("{key}: {value}")),
+        })
+        .collect();
+    (!given.is_empty()).then(|| given.join(", "))
 }
 
 /// Compares the file `path` names (relative to `root` unless absolute) with the hash recorded
@@ -88,6 +109,26 @@ mod tests {
             access: PathAccess::Read,
             content_hash: hash,
         }
+    }
+
+    #[test]
+    fn range_arguments_are_shown_as_given() {
+        use serde_json::json;
+        assert_eq!(
+            read_range(&json!({"file_path": "a.rs", "offset": 120, "limit": 50})).as_deref(),
+            Some("offset: 120, limit: 50")
+        );
+        assert_eq!(
+            read_range(&json!({"command": "view", "path": "a.rs", "view_range": [10, 40]}))
+                .as_deref(),
+            Some("view_range: [10,40]")
+        );
+        assert_eq!(read_range(&json!({"file_path": "a.rs"})), None);
+        assert_eq!(
+            read_range(&json!({"file_path": "a.rs", "limit": null})),
+            None
+        );
+        assert_eq!(read_range(&json!("a.rs")), None);
     }
 
     #[test]

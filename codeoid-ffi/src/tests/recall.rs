@@ -386,6 +386,7 @@ fn recall_file_reports_the_latest_read_and_the_file_on_disk() {
     assert!(found["path"]["content_hash"].is_string(), "{found}");
     assert_eq!(found["disk"], json!({"state": "unchanged", "reason": null}));
     assert!(found["later_write"].is_null());
+    assert!(found["part"].is_null(), "a whole-file read: {found}");
     // The absolute path finds the same read.
     let absolute = recall_file(&file.to_string_lossy());
     assert_eq!(absolute["episode"]["id"], found["episode"]["id"]);

@@ -602,7 +602,7 @@ func TestRecallAndTheMemoryTools(t *testing.T) {
 	}
 
 	found, err := m.RecallFile("src/store/schema.rs")
-	if err != nil || found == nil || found.Episode.ID != ids[len(ids)-1] || found.Path.Access != "read" || found.Disk.State == "" {
+	if err != nil || found == nil || found.Episode.ID != ids[len(ids)-1] || found.Path.Access != "read" || found.Disk.State == "" || found.Part != nil {
 		t.Fatalf("recall file: %+v %v", found, err)
 	}
 	if none, err := m.RecallFile("src/never_read.rs"); err != nil || none != nil {

@@ -382,6 +382,9 @@ type FileRecall struct {
 	Path       EpisodePath    `json:"path"`
 	Disk       DiskState      `json:"disk"`
 	LaterWrite *EpisodeHeader `json:"later_write"`
+	// Part is set when the read asked for part of the file only: the range arguments it was
+	// called with ("offset: 120, limit: 50").
+	Part *string `json:"part"`
 }
 
 // ToolOutput is what a memory tool call returns to the model; send it as an error tool result

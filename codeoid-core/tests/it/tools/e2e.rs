@@ -336,3 +336,51 @@ fn timeline_walks_every_episode_once_while_new_ones_arrive_and_get_episode_is_ex
     assert!(seen.len() >= all_before, "{} < {all_before}", seen.len());
     assert!(pages > all_before / 7, "{pages} pages");
 }
+
+/// A spotter session that read windows of files (`offset`/`limit`) 14 times.
+const WINDOWED_READS_LOG: &str =
+    "claude-code-sessions/spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
+
+#[test]
+fn recall_file_flags_every_real_read_of_part_of_a_file() {
+    let imported = import_session(WINDOWED_READS_LOG, super::lexical_config());
+    let inputs: HashMap<String, Value> = calls(&imported.turns)
+        .into_iter()
+        .filter(|(_, name, _)| name == "Read")
+        .map(|(id, _, input)| (id, input))
+        .collect();
+    let paths: HashSet<&str> = inputs
+        .values()
+        .filter_map(|input| input["file_path"].as_str())
+        .collect();
+    let (mut partial, mut whole) = (0, 0);
+    for path in paths {
+        let found = imported.memory.recall_file(path).unwrap().unwrap();
+        let call = found.episode.header.call_id.as_deref().unwrap();
+        let Some(input) = inputs.get(call) else {
+            continue; // the latest access was another reading tool
+        };
+        let windowed = input.get("offset").is_some() || input.get("limit").is_some();
+        assert_eq!(
+            found.part.is_some(),
+            windowed,
+            "{path}: {input} {:?}",
+            found.part
+        );
+        if let Some(part) = &found.part {
+            assert!(
+                part.contains(&format!("offset: {}", input["offset"])),
+                "{part}"
+            );
+        }
+        (partial, whole) = if windowed {
+            (partial + 1, whole)
+        } else {
+            (partial, whole + 1)
+        };
+    }
+    assert!(
+        partial >= 3 && whole >= 3,
+        "{partial} partial, {whole} whole"
+    );
+}

@@ -274,3 +274,44 @@ fn a_read_and_an_edit_of_one_file_in_one_turn_is_never_called_unchanged() {
     );
     assert!(text.contains(&format!("(episode_id: {edit})")), "{text}");
 }
+
+#[test]
+fn a_read_of_part_of_a_file_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let s = session(&memory, "work");
+    exchange(
+        &memory,
+        &s,
+        "p1",
+        0,
+        "look at the parser",
+        "Read",
+        json!({"file_path": "src/parser.rs", "offset": 120, "limit": 50}),
+        "   120→fn parse() {\n",
+    );
+    let current = session(&memory, "live");
+    let text = recall_file(&memory, &current, "src/parser.rs");
+    assert!(
+        text.contains(
+            "\n- part: this read asked for part of the file only (offset: 120, limit: 50); read \
+             the file for the rest\n- on disk: "
+        ),
+        "{text}"
+    );
+    // A later read of the whole file is the answer, without the line.
+    exchange(
+        &memory,
+        &s,
+        "p2",
+        10,
+        "now all of it",
+        "Read",
+        json!({"file_path": "src/parser.rs"}),
+        "     1→use std::fmt;\n",
+    );
+    let text = recall_file(&memory, &current, "src/parser.rs");
+    assert!(!text.contains("- part:"), "{text}");
+    let found = memory.recall_file("src/parser.rs").unwrap().unwrap();
+    assert_eq!(found.part, None);
+}
