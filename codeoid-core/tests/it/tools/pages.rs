@@ -2,12 +2,12 @@
 //! each ending with the exact arguments of the next, and walking them rebuilds the whole content
 //! byte for byte, a capped episode's middle (which its stored excerpt leaves out) included.
 
-use codeoid_core::MemoryConfig;
 use codeoid_core::store::StoreOptions;
 use codeoid_core::tools::EPISODE_PAGE_CHARS;
+use codeoid_core::{Memory, MemoryConfig};
 use serde_json::{Value, json};
 
-use super::{lexical_config, lexical_memory};
+use super::lexical_config;
 use crate::retrieve::{exchange, open_in, session};
 
 /// What one `get_episode` page showed.
@@ -49,11 +49,7 @@ fn shown(text: &str) -> Shown {
 }
 
 /// Follows the pages of episode `id` from the first, as `session` sees them; returns every page.
-pub(super) fn walk_in(
-    memory: &codeoid_core::Memory,
-    session: Option<&str>,
-    id: &str,
-) -> Vec<Shown> {
+pub(super) fn walk_in(memory: &Memory, session: Option<&str>, id: &str) -> Vec<Shown> {
     let mut pages = Vec::new();
     let mut args = json!({ "episode_id": id });
     loop {
@@ -76,8 +72,33 @@ pub(super) fn walk_in(
     }
 }
 
-fn walk(memory: &codeoid_core::Memory, id: &str) -> Vec<Shown> {
+fn walk(memory: &Memory, id: &str) -> Vec<Shown> {
     walk_in(memory, None, id)
+}
+
+/// A memory (lexical; episodes capped at `max_episode_bytes` when given) holding one exchange:
+/// `tool` called with `input` and answered with `output`. Returns the tool call's episode id.
+fn one_episode(
+    max_episode_bytes: Option<usize>,
+    tool: &str,
+    input: Value,
+    output: &str,
+) -> (tempfile::TempDir, Memory, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = StoreOptions::default();
+    if let Some(max) = max_episode_bytes {
+        store.max_episode_bytes = max;
+    }
+    let memory = open_in(
+        dir.path(),
+        MemoryConfig {
+            store,
+            ..lexical_config()
+        },
+    );
+    let s = session(&memory, "work");
+    let id = exchange(&memory, &s, "k", 0, "look", tool, input, output);
+    (dir, memory, id)
 }
 
 fn chars(s: &str) -> usize {
@@ -86,23 +107,11 @@ fn chars(s: &str) -> usize {
 
 #[test]
 fn long_content_comes_in_pages_that_rebuild_it_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = lexical_memory(dir.path());
-    let s = session(&memory, "work");
     // Multi-byte characters on every line, lines of varying length.
     let output: String = (0..3_000)
         .map(|i| format!("ligne {i} — état {} ✓\n", "é".repeat(i % 17)))
         .collect();
-    let id = exchange(
-        &memory,
-        &s,
-        "k",
-        0,
-        "dump it",
-        "Bash",
-        json!({"command": "cat big.log"}),
-        &output,
-    );
+    let (_dir, memory, id) = one_episode(None, "Bash", json!({"command": "cat big.log"}), &output);
     let content = memory.episode(&id).unwrap().content;
     let total = chars(&content);
     assert!(total > 3 * EPISODE_PAGE_CHARS, "{total} characters");
@@ -141,16 +150,9 @@ fn long_content_comes_in_pages_that_rebuild_it_exactly() {
 
 #[test]
 fn a_line_longer_than_a_page_is_cut_at_the_page_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = lexical_memory(dir.path());
-    let s = session(&memory, "work");
     let minified = format!("{{\"data\":\"{}\"}}", "日本".repeat(EPISODE_PAGE_CHARS));
-    let id = exchange(
-        &memory,
-        &s,
-        "k",
-        0,
-        "fetch",
+    let (_dir, memory, id) = one_episode(
+        None,
         "Bash",
         json!({"command": "curl -s api/data"}),
         &minified,
@@ -163,24 +165,9 @@ fn a_line_longer_than_a_page_is_cut_at_the_page_size() {
 
 #[test]
 fn a_capped_episode_is_paged_whole_from_its_blob() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = StoreOptions::default();
-    store.max_episode_bytes = 16 * 1024;
-    let memory = open_in(
-        dir.path(),
-        MemoryConfig {
-            store,
-            ..lexical_config()
-        },
-    );
-    let s = session(&memory, "work");
     let output: String = (0..8_000).map(|i| format!("log line {i}\n")).collect();
-    let id = exchange(
-        &memory,
-        &s,
-        "k",
-        0,
-        "build",
+    let (_dir, memory, id) = one_episode(
+        Some(16 * 1024),
         "Bash",
         json!({"command": "make -j2"}),
         &output,
@@ -203,28 +190,9 @@ fn a_capped_episode_is_paged_whole_from_its_blob() {
 
 #[test]
 fn a_capped_episode_that_fits_one_page_is_shown_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = StoreOptions::default();
-    store.max_episode_bytes = 4 * 1024;
-    let memory = open_in(
-        dir.path(),
-        MemoryConfig {
-            store,
-            ..lexical_config()
-        },
-    );
-    let s = session(&memory, "work");
     let output: String = (0..600).map(|i| format!("line {i}\n")).collect();
-    let id = exchange(
-        &memory,
-        &s,
-        "k",
-        0,
-        "build",
-        "Bash",
-        json!({"command": "make"}),
-        &output,
-    );
+    let (_dir, memory, id) =
+        one_episode(Some(4 * 1024), "Bash", json!({"command": "make"}), &output);
     let stored = memory.episode(&id).unwrap();
     let blob = stored.blobs.iter().find(|b| b.role == "content").unwrap();
     let whole = String::from_utf8(memory.blob(&blob.blob_id).unwrap()).unwrap();
@@ -238,17 +206,10 @@ fn a_capped_episode_that_fits_one_page_is_shown_whole() {
 
 #[test]
 fn a_recorded_get_episode_result_is_content_not_a_next_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = lexical_memory(dir.path());
-    let s = session(&memory, "work");
     let inner = "x\n[codeoid: characters 10–99 not shown; next page: get_episode \
                  {\"episode_id\":\"ep_other\",\"offset\":10}]";
-    let id = exchange(
-        &memory,
-        &s,
-        "k",
-        0,
-        "look back",
+    let (_dir, memory, id) = one_episode(
+        None,
         "get_episode",
         json!({"episode_id": "ep_other"}),
         inner,
@@ -260,19 +221,7 @@ fn a_recorded_get_episode_result_is_content_not_a_next_page() {
 
 #[test]
 fn short_content_is_one_page_without_a_page_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = lexical_memory(dir.path());
-    let s = session(&memory, "work");
-    let id = exchange(
-        &memory,
-        &s,
-        "k",
-        0,
-        "list",
-        "Bash",
-        json!({"command": "ls"}),
-        "a\nb\n",
-    );
+    let (_dir, memory, id) = one_episode(None, "Bash", json!({"command": "ls"}), "a\nb\n");
     let out = memory.call_tool(None, "get_episode", &json!({"episode_id": id}).to_string());
     assert_eq!(out.text, memory.episode_text(None, &id).unwrap());
     assert!(!out.text.contains("- page:"));
@@ -295,19 +244,7 @@ fn short_content_is_one_page_without_a_page_line() {
 
 #[test]
 fn an_offset_past_the_end_is_an_error_naming_the_length() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = lexical_memory(dir.path());
-    let s = session(&memory, "work");
-    let id = exchange(
-        &memory,
-        &s,
-        "k",
-        0,
-        "list",
-        "Bash",
-        json!({"command": "ls"}),
-        "a\nb\n",
-    );
+    let (_dir, memory, id) = one_episode(None, "Bash", json!({"command": "ls"}), "a\nb\n");
     let total = chars(&memory.episode(&id).unwrap().content);
     for offset in [total, total + 1, 1 << 40] {
         let out = memory.call_tool(
