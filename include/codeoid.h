@@ -543,8 +543,9 @@ struct codeoid_error *codeoid_memory_recall(const struct codeoid_memory *memory,
  * any session of this workspace into `*out_json`, or the JSON `null` when memory has none:
  * `{"episode": the episode object of codeoid_memory_episode, "path": {"given", "relative",
  * "access", "content_hash"}, "disk": {"state" (unchanged, changed, deleted, unknown), "reason"
- * (why it is unknown, else null)}, "later_write": an episode header or null, "part": the range
- * arguments of a read that asked for part of the file (`"offset: 120, limit: 50"`) or null}`.
+ * (why it is unknown, else null)}, "later_write": an episode header or null, "part": when the
+ * read may not have covered the whole file, what the tool tells the model about it ("this read
+ * holds lines 120–169 of 1204 only; read the file for the rest"), else null}`.
  * `disk` compares the file as it is now with the content hash recorded at the read.
  *
  * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,

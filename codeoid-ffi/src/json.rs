@@ -220,7 +220,7 @@ pub(crate) fn file_recall(f: &FileRecall) -> Value {
         "path": PathOut::from(&f.path),
         "disk": {"state": state, "reason": reason},
         "later_write": f.later_write.as_ref().map(header),
-        "part": f.part,
+        "part": f.part.as_ref().map(ToString::to_string),
     })
 }
 

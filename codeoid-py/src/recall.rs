@@ -144,8 +144,9 @@ pub struct FileRecall {
     pub disk_reason: Option<String>,
     /// The latest episode that wrote the file after that read, if memory has one.
     pub later_write: Option<EpisodeHeader>,
-    /// When the read asked for part of the file only, the range arguments it was called with
-    /// (`"offset: 120, limit: 50"`); `None` for a whole-file read.
+    /// When the read may not have covered the whole file, what `recall_file` tells the model
+    /// about it (`"this read holds lines 120–169 of 1204 only; read the file for the rest"`);
+    /// `None` for a whole-file read.
     pub part: Option<String>,
 }
 
@@ -163,7 +164,7 @@ impl From<tools::FileRecall> for FileRecall {
             disk,
             disk_reason,
             later_write: found.later_write.map(EpisodeHeader::from),
-            part: found.part,
+            part: found.part.map(|part| part.to_string()),
         }
     }
 }

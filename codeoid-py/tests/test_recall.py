@@ -151,7 +151,9 @@ def test_recall_file_says_whether_the_file_changed(memory: codeoid.Memory, works
     memory.record_turn(session.id, call("r2", "Read", {"file_path": "src/lib.rs", "offset": 10, "limit": 5}))
     memory.record_turn(session.id, result("r2", "    10→pub mod store;"))
     window = memory.recall_file("src/lib.rs")
-    assert window is not None and window.part == "offset: 10, limit: 5"
+    assert window is not None and window.part == (
+        "this read was called with range arguments (offset: 10, limit: 5) and may hold only part of the file"
+    )
     assert after.later_write.tool_name == "Write"
     (workspace / "src" / "main.rs").unlink()
     assert getattr(memory.recall_file("src/main.rs"), "disk", None) == "deleted"

@@ -9,11 +9,13 @@ use crate::canonical::{Part, PathAccess};
 use crate::error::Result;
 use crate::retrieve::{EmbeddingStatus, Hit, RecallQuery, Retriever};
 use crate::store::EpisodeHeader;
-use crate::tools::{DiskState, FileRecall, disk_state, read_range};
+use crate::tools::{DiskState, FileRecall, ReadPart, disk_state, read_part};
 
-/// How many turns before the episode's own `recall_file` searches for the read's call: a
-/// subagent's turns, interleaved in the main log, can stand between a call and its result.
-const CALL_LOOKBACK_TURNS: u64 = 64;
+/// How many turns before the episode's own `recall_file` searches for the read's call: results
+/// recorded one message at a time (OpenAI's formats) and a subagent's turns interleaved in a
+/// main log can stand between a call and its result. Turns are filtered by the call id in SQL
+/// before any is parsed, so the reach costs little.
+const CALL_LOOKBACK_TURNS: u64 = 1_000;
 
 impl Memory {
     /// The episodes of this workspace most relevant to `query`, best first, each with its four
@@ -90,10 +92,7 @@ impl Memory {
                     .to_owned(),
             );
         }
-        let part = self
-            .call_input(&episode.header)?
-            .as_ref()
-            .and_then(read_range);
+        let part = self.read_part_of(&episode.header)?;
         Ok(Some(FileRecall {
             episode,
             path: matched,
@@ -103,32 +102,37 @@ impl Memory {
         }))
     }
 
-    /// The input of the tool call behind episode `header`, from the session's verbatim turns:
-    /// the call is in the turn that completed the episode (its result's) or one before it,
-    /// almost always the one just before, so the nearest turns are read first.
-    fn call_input(&self, header: &EpisodeHeader) -> Result<Option<serde_json::Value>> {
+    /// What part of its file the read behind episode `header` covered ([`read_part`]), from
+    /// the session's verbatim turns: the call's input, and the harness's own record of the
+    /// read when the results turn kept one. Only turns that name the call id are parsed.
+    fn read_part_of(&self, header: &EpisodeHeader) -> Result<Option<ReadPart>> {
         let Some(call_id) = &header.call_id else {
             return Ok(None);
         };
         let last = header.turn_seq;
-        let near = last.saturating_sub(3);
-        let mut ranges = vec![(near, last)];
-        if near > 0 {
-            ranges.push((last.saturating_sub(CALL_LOOKBACK_TURNS), near - 1));
-        }
-        for (from, to) in ranges {
-            let turns = self.store.turns(&header.session_id, from..=to)?;
-            let input = turns.iter().rev().find_map(|stored| {
-                stored.turn.parts.iter().find_map(|part| match part {
-                    Part::ToolCall(call) if &call.id == call_id => Some(call.input.clone()),
-                    _ => None,
-                })
+        let first = last.saturating_sub(CALL_LOOKBACK_TURNS);
+        let quoted = serde_json::Value::from(call_id.as_str()).to_string();
+        let turns = self
+            .store
+            .turns_mentioning(&header.session_id, first..=last, &quoted)?;
+        let call = turns
+            .iter()
+            .rev()
+            .flat_map(|stored| &stored.turn.parts)
+            .find_map(|part| match part {
+                Part::ToolCall(call) if &call.id == call_id => Some(call),
+                _ => None,
             });
-            if input.is_some() {
-                return Ok(input);
-            }
-        }
-        Ok(None)
+        let Some(call) = call else {
+            return Ok(None);
+        };
+        // Claude Code's importer keys its record by the provider's id.
+        let keys = [Some(call_id.as_str()), call.provider_id.as_deref()];
+        let recorded = turns.iter().rev().find_map(|stored| {
+            let records = stored.turn.meta.get("tool_use_results")?;
+            keys.iter().flatten().find_map(|key| records.get(*key))
+        });
+        Ok(read_part(&call.input, recorded))
     }
 
     /// Waits until every episode recorded in this workspace before the call is embedded and

@@ -47,16 +47,42 @@ impl Store {
     /// [`ErrorKind::NotFound`] when there is no such session; [`ErrorKind::Corrupt`] when a
     /// stored turn no longer parses.
     pub fn turns(&self, session_id: &str, range: impl RangeBounds<u64>) -> Result<Vec<StoredTurn>> {
+        self.turns_where(session_id, range, None)
+    }
+
+    /// The turns of session `session_id` in `range` whose stored JSON contains `text`, in
+    /// order: a cheap filter before parsing (`"\"toolu_01…\""` finds the turns that name a call
+    /// id), so a search through many turns parses only the few that can matter.
+    ///
+    /// # Errors
+    /// As [`Store::turns`].
+    pub fn turns_mentioning(
+        &self,
+        session_id: &str,
+        range: impl RangeBounds<u64>,
+        text: &str,
+    ) -> Result<Vec<StoredTurn>> {
+        self.turns_where(session_id, range, Some(text))
+    }
+
+    fn turns_where(
+        &self,
+        session_id: &str,
+        range: impl RangeBounds<u64>,
+        mentioning: Option<&str>,
+    ) -> Result<Vec<StoredTurn>> {
         let (start, end) = seq_bounds(range);
         self.read(|conn| {
             sessions::require(conn, session_id)?;
             let rows = conn
                 .prepare_cached(
                     "SELECT seq, json FROM turns
-                     WHERE session_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
+                     WHERE session_id = ?1 AND seq >= ?2 AND seq < ?3
+                       AND (?4 IS NULL OR instr(json, ?4) > 0)
+                     ORDER BY seq",
                 )
                 .and_then(|mut stmt| {
-                    stmt.query_map(params![session_id, start, end], |r| {
+                    stmt.query_map(params![session_id, start, end, mentioning], |r| {
                         Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()

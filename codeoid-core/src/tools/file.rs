@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use crate::store::{EpisodeHeader, StoredEpisode, StoredPath, file_content_hash};
 
 /// Whether a file still has the content it had when it was read.
@@ -34,27 +36,88 @@ pub struct FileRecall {
     pub disk: DiskState,
     /// The most recent episode that wrote the file after that read, if memory has one.
     pub later_write: Option<EpisodeHeader>,
-    /// When the read asked for part of the file, the arguments that said which part, as the
-    /// tool was called with them (`offset: 120, limit: 50`; see [`read_range`]).
-    pub part: Option<String>,
+    /// What part of the file the read covered, when it may not have been all of it (see
+    /// [`read_part`]).
+    pub part: Option<ReadPart>,
+}
+
+/// How much of a file a read covered, when it may not have been all of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadPart {
+    /// The harness recorded the window it returned (Claude Code's `toolUseResult.file`): lines
+    /// `first` to `last` (1-based) of a file of `total` lines.
+    Lines {
+        /// First line returned.
+        first: u64,
+        /// Last line returned.
+        last: u64,
+        /// Lines in the file.
+        total: u64,
+    },
+    /// Nothing recorded the window; the call's range arguments as given (`offset: 120, limit:
+    /// 50`). The file's length is unknown, so the read may still have covered all of it.
+    Arguments(String),
+}
+
+impl std::fmt::Display for ReadPart {
+    /// What `recall_file` tells the model after `- part: `.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadPart::Lines { first, last, total } => write!(
+                f,
+                "this read holds lines {first}–{last} of {total} only; read the file for the rest"
+            ),
+            ReadPart::Arguments(args) => write!(
+                f,
+                "this read was called with range arguments ({args}) and may hold only part of \
+                 the file"
+            ),
+        }
+    }
 }
 
 /// Arguments of a file read that select part of the file, in the order they are shown: Claude
-/// Code's and Gemini CLI's `offset`/`limit`, the Anthropic text editor's `view_range`, and the
-/// `start_line`/`end_line` some harnesses use.
+/// Code's, Codex's and Gemini CLI's `offset`/`limit`, the Anthropic text editor's `view_range`,
+/// and the `start_line`/`end_line` some harnesses use.
 const RANGE_KEYS: [&str; 5] = ["offset", "limit", "view_range", "start_line", "end_line"];
 
-/// The range arguments of a read's `input` (`offset: 120, limit: 50`), or `None` when the read
-/// asked for the whole file.
-pub fn read_range(input: &serde_json::Value) -> Option<String> {
+/// What part of the file a read with `input` covered, when it may not have been the whole:
+/// from `recorded` (the harness's own record of the read, as Claude Code's importer keeps it in
+/// the results turn's `meta.tool_use_results`) when it says how many lines of how many were
+/// returned, else from the range arguments of `input`. `None` for a whole-file read, including
+/// arguments that only name the start (`offset` 0 or 1, `start_line` 1 without an end) or
+/// `view_range` `[1, -1]`.
+pub fn read_part(input: &Value, recorded: Option<&Value>) -> Option<ReadPart> {
+    let file = recorded.and_then(|r| r.get("file"));
+    let number = |key: &str| file.and_then(|f| f.get(key)).and_then(Value::as_u64);
+    if let (Some(lines), Some(total)) = (number("numLines"), number("totalLines")) {
+        let first = number("startLine").unwrap_or(1).max(1);
+        if first == 1 && lines >= total {
+            return None;
+        }
+        if lines > 0 {
+            let last = first + lines - 1;
+            return Some(ReadPart::Lines { first, last, total });
+        }
+    }
+    let has = |key: &str| input.get(key).is_some_and(|v| !v.is_null());
+    let bounded = has("limit") || has("end_line");
+    let at_start = |v: &Value| v.as_i64().is_some_and(|n| n <= 1);
     let given: Vec<String> = RANGE_KEYS
         .iter()
-        .filter_map(|key| match input.get(key) {
-            None | Some(serde_json::Value::Null) => None,
-            Some(value) => Some(format!("{key}: {value}")),
+        .filter_map(|key| {
+            let value = input.get(key).filter(|v| !v.is_null())?;
+            let whole = match *key {
+                "offset" | "start_line" => !bounded && at_start(value),
+                "view_range" => value
+                    .as_array()
+                    .is_some_and(|r| r.len() == 2 && at_start(&r[0]) && r[1].as_i64() == Some(-1)),
+                _ => false,
+            };
+            (!whole).then(|| format!("{key}: {value}"))
         })
         .collect();
-    (!given.is_empty()).then(|| given.join(", "))
+    (!given.is_empty()).then(|| ReadPart::Arguments(given.join(", ")))
 }
 
 /// Compares the file `path` names (relative to `root` unless absolute) with the hash recorded
@@ -112,23 +175,63 @@ mod tests {
     }
 
     #[test]
-    fn range_arguments_are_shown_as_given() {
+    fn a_recorded_window_is_exact() {
         use serde_json::json;
+        let input = json!({"file_path": "a.rs", "offset": 120, "limit": 50});
+        let window = json!({"file": {"startLine": 120, "numLines": 50, "totalLines": 1204}});
         assert_eq!(
-            read_range(&json!({"file_path": "a.rs", "offset": 120, "limit": 50})).as_deref(),
-            Some("offset: 120, limit: 50")
+            read_part(&input, Some(&window)),
+            Some(ReadPart::Lines {
+                first: 120,
+                last: 169,
+                total: 1204
+            })
         );
+        // The recorded read covered the whole file although it had range arguments.
+        let all = json!({"file": {"startLine": 1, "numLines": 90, "totalLines": 90}});
+        assert_eq!(read_part(&input, Some(&all)), None);
+        // Cut at the harness's default length without any argument.
+        let cut = json!({"file": {"startLine": 1, "numLines": 2000, "totalLines": 5000}});
         assert_eq!(
-            read_range(&json!({"command": "view", "path": "a.rs", "view_range": [10, 40]}))
-                .as_deref(),
-            Some("view_range: [10,40]")
+            read_part(&json!({"file_path": "a.rs"}), Some(&cut)),
+            Some(ReadPart::Lines {
+                first: 1,
+                last: 2000,
+                total: 5000
+            })
         );
-        assert_eq!(read_range(&json!({"file_path": "a.rs"})), None);
+    }
+
+    #[test]
+    fn range_arguments_are_shown_as_given_unless_they_ask_for_everything() {
+        use serde_json::json;
+        let shown = |input: Value| read_part(&input, None).map(|p| p.to_string());
         assert_eq!(
-            read_range(&json!({"file_path": "a.rs", "limit": null})),
-            None
+            shown(json!({"file_path": "a.rs", "offset": 120, "limit": 50})).as_deref(),
+            Some(
+                "this read was called with range arguments (offset: 120, limit: 50) and may \
+                 hold only part of the file"
+            )
         );
-        assert_eq!(read_range(&json!("a.rs")), None);
+        assert!(
+            shown(json!({"command": "view", "path": "a.rs", "view_range": [10, 40]}))
+                .is_some_and(|s| s.contains("(view_range: [10,40])"))
+        );
+        assert!(
+            shown(json!({"offset": 1, "limit": 400})).is_some(),
+            "limit may cut"
+        );
+        for whole in [
+            json!({"file_path": "a.rs"}),
+            json!({"file_path": "a.rs", "limit": null}),
+            json!({"file_path": "a.rs", "offset": 0}),
+            json!({"file_path": "a.rs", "offset": 1}),
+            json!({"path": "a.rs", "view_range": [1, -1]}),
+            json!({"path": "a.rs", "start_line": 1}),
+            json!("a.rs"),
+        ] {
+            assert_eq!(shown(whole.clone()), None, "{whole}");
+        }
     }
 
     #[test]

@@ -147,10 +147,7 @@ pub(crate) fn file_text(
         out.push_str(&format!(" (read as {})", recall.path.given));
     }
     if let Some(part) = &recall.part {
-        out.push_str(&format!(
-            "\n- part: this read asked for part of the file only ({part}); read the file for \
-             the rest"
-        ));
+        out.push_str(&format!("\n- part: {part}"));
     }
     out.push_str(&format!("\n- on disk: {}", disk_line(&recall.disk)));
     if let Some(write) = &recall.later_write {

@@ -387,6 +387,20 @@ fn recall_file_reports_the_latest_read_and_the_file_on_disk() {
     assert_eq!(found["disk"], json!({"state": "unchanged", "reason": null}));
     assert!(found["later_write"].is_null());
     assert!(found["part"].is_null(), "a whole-file read: {found}");
+    // A read of a window of another file says so.
+    for turn in [
+        json!({"id": "w-a", "role": "assistant", "parts": [{"type": "tool_call", "id": "toolu_w",
+            "name": "Read", "input": {"file_path": "src/lib.rs", "offset": 10, "limit": 5}}]}),
+        json!({"id": "w-r", "role": "user", "parts": [{"type": "tool_result", "call_id": "toolu_w",
+            "parts": [{"type": "text", "text": "    10→pub mod store;"}]}]}),
+    ] {
+        fx.record(&a, &turn);
+    }
+    assert_eq!(
+        recall_file("src/lib.rs")["part"],
+        "this read was called with range arguments (offset: 10, limit: 5) and may hold only \
+         part of the file"
+    );
     // The absolute path finds the same read.
     let absolute = recall_file(&file.to_string_lossy());
     assert_eq!(absolute["episode"]["id"], found["episode"]["id"]);

@@ -382,8 +382,8 @@ type FileRecall struct {
 	Path       EpisodePath    `json:"path"`
 	Disk       DiskState      `json:"disk"`
 	LaterWrite *EpisodeHeader `json:"later_write"`
-	// Part is set when the read asked for part of the file only: the range arguments it was
-	// called with ("offset: 120, limit: 50").
+	// Part is set when the read may not have covered the whole file: what the tool tells the
+	// model about it ("this read holds lines 120–169 of 1204 only; read the file for the rest").
 	Part *string `json:"part"`
 }
 

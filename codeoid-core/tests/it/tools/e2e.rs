@@ -344,40 +344,50 @@ const WINDOWED_READS_LOG: &str =
 #[test]
 fn recall_file_flags_every_real_read_of_part_of_a_file() {
     let imported = import_session(WINDOWED_READS_LOG, super::lexical_config());
-    let inputs: HashMap<String, Value> = calls(&imported.turns)
+    let reads: HashSet<String> = calls(&imported.turns)
         .into_iter()
         .filter(|(_, name, _)| name == "Read")
-        .map(|(id, _, input)| (id, input))
+        .map(|(id, _, _)| id)
         .collect();
-    let paths: HashSet<&str> = inputs
-        .values()
-        .filter_map(|input| input["file_path"].as_str())
+    // The window Claude Code recorded for each read, read straight from the imported turns.
+    let windows: HashMap<&str, &Value> = imported
+        .turns
+        .iter()
+        .filter_map(|t| t.meta.get("tool_use_results")?.as_object())
+        .flat_map(|records| records.iter())
+        .filter_map(|(id, record)| Some((id.as_str(), record.get("file")?)))
+        .collect();
+    let paths: HashSet<String> = calls(&imported.turns)
+        .into_iter()
+        .filter(|(_, name, _)| name == "Read")
+        .filter_map(|(_, _, input)| Some(input["file_path"].as_str()?.to_owned()))
         .collect();
     let (mut partial, mut whole) = (0, 0);
-    for path in paths {
+    for path in &paths {
         let found = imported.memory.recall_file(path).unwrap().unwrap();
         let call = found.episode.header.call_id.as_deref().unwrap();
-        let Some(input) = inputs.get(call) else {
+        if !reads.contains(call) {
             continue; // the latest access was another reading tool
-        };
-        let windowed = input.get("offset").is_some() || input.get("limit").is_some();
-        assert_eq!(
-            found.part.is_some(),
-            windowed,
-            "{path}: {input} {:?}",
-            found.part
-        );
-        if let Some(part) = &found.part {
-            assert!(
-                part.contains(&format!("offset: {}", input["offset"])),
-                "{part}"
-            );
         }
-        (partial, whole) = if windowed {
-            (partial + 1, whole)
+        let file = windows[call];
+        let number = |key: &str| file[key].as_u64().unwrap();
+        let (start, lines, total) = (
+            number("startLine"),
+            number("numLines"),
+            number("totalLines"),
+        );
+        let expected = (start > 1 || lines < total).then(|| {
+            format!(
+                "this read holds lines {start}–{} of {total} only; read the file for the rest",
+                start + lines - 1
+            )
+        });
+        assert_eq!(found.part.map(|p| p.to_string()), expected, "{path}");
+        if expected.is_some() {
+            partial += 1;
         } else {
-            (partial, whole + 1)
-        };
+            whole += 1;
+        }
     }
     assert!(
         partial >= 3 && whole >= 3,

@@ -294,8 +294,8 @@ fn a_read_of_part_of_a_file_says_so() {
     let text = recall_file(&memory, &current, "src/parser.rs");
     assert!(
         text.contains(
-            "\n- part: this read asked for part of the file only (offset: 120, limit: 50); read \
-             the file for the rest\n- on disk: "
+            "\n- part: this read was called with range arguments (offset: 120, limit: 50) and \
+             may hold only part of the file\n- on disk: "
         ),
         "{text}"
     );
@@ -314,4 +314,44 @@ fn a_read_of_part_of_a_file_says_so() {
     assert!(!text.contains("- part:"), "{text}");
     let found = memory.recall_file("src/parser.rs").unwrap().unwrap();
     assert_eq!(found.part, None);
+}
+
+#[test]
+fn a_window_the_harness_recorded_is_exact_and_found_many_turns_after_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let s = session(&memory, "work");
+    memory
+        .record_turn(&s, &at(Turn::user_text("read them all"), "u", 1))
+        .unwrap();
+    // Eight parallel reads, their results recorded one message at a time (as OpenAI's formats
+    // are): the last read's result comes eight turns after the call.
+    let mut parallel = call("c0", "Read", json!({"file_path": "src/f0.rs"}));
+    for i in 1..8 {
+        let more = call(
+            &format!("c{i}"),
+            "Read",
+            json!({"file_path": format!("src/f{i}.rs")}),
+        );
+        parallel.parts.extend(more.parts);
+    }
+    memory.record_turn(&s, &at(parallel, "a", 2)).unwrap();
+    for i in 0..8 {
+        let mut answered = result(&format!("c{i}"), &format!("     1→mod f{i};\n"), false);
+        // What Claude Code's importer keeps of the harness's own record of the read.
+        answered.meta.insert(
+            "tool_use_results".into(),
+            json!({ format!("c{i}"): {"file": {"startLine": 1, "numLines": 1, "totalLines": 1 + i}} }),
+        );
+        memory
+            .record_turn(&s, &at(answered, &format!("r{i}"), 3 + i as i64))
+            .unwrap();
+    }
+    let whole = memory.recall_file("src/f0.rs").unwrap().unwrap();
+    assert_eq!(whole.part, None, "one line of a one-line file");
+    let cut = memory.recall_file("src/f7.rs").unwrap().unwrap();
+    assert_eq!(
+        cut.part.map(|p| p.to_string()).as_deref(),
+        Some("this read holds lines 1–1 of 8 only; read the file for the rest")
+    );
 }
