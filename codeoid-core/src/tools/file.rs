@@ -77,9 +77,16 @@ impl std::fmt::Display for ReadPart {
 }
 
 /// Arguments of a file read that select part of the file, in the order they are shown: Claude
-/// Code's, Codex's and Gemini CLI's `offset`/`limit`, the Anthropic text editor's `view_range`,
-/// and the `start_line`/`end_line` some harnesses use.
-const RANGE_KEYS: [&str; 5] = ["offset", "limit", "view_range", "start_line", "end_line"];
+/// Code's, Codex's and Gemini CLI's `offset`/`limit`, Claude Code's `pages` (of a PDF), the
+/// Anthropic text editor's `view_range`, and the `start_line`/`end_line` some harnesses use.
+const RANGE_KEYS: [&str; 6] = [
+    "offset",
+    "limit",
+    "pages",
+    "view_range",
+    "start_line",
+    "end_line",
+];
 
 /// What part of the file a read with `input` covered, when it may not have been the whole:
 /// from `recorded` (the harness's own record of the read, as Claude Code's importer keeps it in
@@ -220,6 +227,10 @@ mod tests {
         assert!(
             shown(json!({"offset": 1, "limit": 400})).is_some(),
             "limit may cut"
+        );
+        assert!(
+            shown(json!({"file_path": "spec.pdf", "pages": "1-5"}))
+                .is_some_and(|s| s.contains("(pages: \"1-5\")"))
         );
         for whole in [
             json!({"file_path": "a.rs"}),
