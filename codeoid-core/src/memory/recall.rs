@@ -53,9 +53,11 @@ impl Memory {
     /// find the same file) in any session of this workspace, with whether the file on disk
     /// changed since, and the latest write to it recorded after that read. With such a write,
     /// "unchanged" is reported as unknown: the read's hash may have been taken after it.
+    /// [`FileRecall::part`] says when the read may have covered only part of the file.
     ///
     /// # Errors
-    /// Database errors.
+    /// Database errors; [`crate::ErrorKind::Corrupt`] when the read's stored turns no longer
+    /// parse (the store was changed by something other than codeoid).
     pub fn recall_file(&self, path: &str) -> Result<Option<FileRecall>> {
         let ws = self.workspace.id();
         let relative = self.workspace.relativize(path);

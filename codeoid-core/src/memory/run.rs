@@ -62,9 +62,8 @@ impl Memory {
 
     /// [`Memory::run`] with this call's own `timeout` in place of
     /// [`super::MemoryConfig::run_timeout`]: `None` or a zero duration waits as long as the
-    /// command runs. For a
-    /// harness whose model gives each command its own limit (Claude Code's `Bash` tool takes a
-    /// `timeout`), or that allows a build longer than a listing.
+    /// command runs. For a harness whose model gives each command its own limit (Claude Code's
+    /// `Bash` tool takes a `timeout`), or that allows a build longer than a listing.
     ///
     /// # Errors
     /// As [`Memory::run`].

@@ -103,7 +103,8 @@ pub fn read_part(input: &Value, recorded: Option<&Value>) -> Option<ReadPart> {
             return None;
         }
         if lines > 0 {
-            let last = first + lines - 1;
+            // Numbers from a log file: a hand-edited one must not overflow.
+            let last = first.saturating_add(lines - 1);
             return Some(ReadPart::Lines { first, last, total });
         }
     }
@@ -197,6 +198,11 @@ mod tests {
         // The recorded read covered the whole file although it had range arguments.
         let all = json!({"file": {"startLine": 1, "numLines": 90, "totalLines": 90}});
         assert_eq!(read_part(&input, Some(&all)), None);
+        let absurd = json!({"file": {"startLine": u64::MAX, "numLines": 9, "totalLines": 9}});
+        assert!(matches!(
+            read_part(&input, Some(&absurd)),
+            Some(ReadPart::Lines { last: u64::MAX, .. })
+        ));
         // Cut at the harness's default length without any argument.
         let cut = json!({"file": {"startLine": 1, "numLines": 2000, "totalLines": 5000}});
         assert_eq!(
