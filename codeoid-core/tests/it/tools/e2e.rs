@@ -344,11 +344,12 @@ const WINDOWED_READS_LOG: &str =
 #[test]
 fn recall_file_flags_every_real_read_of_part_of_a_file() {
     let imported = import_session(WINDOWED_READS_LOG, super::lexical_config());
-    let reads: HashSet<String> = calls(&imported.turns)
+    // Every Read call's id, and the files they read.
+    let (reads, paths): (HashSet<String>, HashSet<String>) = calls(&imported.turns)
         .into_iter()
         .filter(|(_, name, _)| name == "Read")
-        .map(|(id, _, _)| id)
-        .collect();
+        .filter_map(|(id, _, input)| Some((id, input["file_path"].as_str()?.to_owned())))
+        .unzip();
     // The window Claude Code recorded for each read, read straight from the imported turns.
     let windows: HashMap<&str, &Value> = imported
         .turns
@@ -356,11 +357,6 @@ fn recall_file_flags_every_real_read_of_part_of_a_file() {
         .filter_map(|t| t.meta.get("tool_use_results")?.as_object())
         .flat_map(|records| records.iter())
         .filter_map(|(id, record)| Some((id.as_str(), record.get("file")?)))
-        .collect();
-    let paths: HashSet<String> = calls(&imported.turns)
-        .into_iter()
-        .filter(|(_, name, _)| name == "Read")
-        .filter_map(|(_, _, input)| Some(input["file_path"].as_str()?.to_owned()))
         .collect();
     let (mut partial, mut whole) = (0, 0);
     for path in &paths {
