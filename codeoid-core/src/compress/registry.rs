@@ -69,17 +69,11 @@ impl Compressed {
         } else {
             format!("{percent:.0}")
         };
-        let rule = &self.rule;
-        match command {
-            None => format!(
-                "[codeoid: {rule} kept {kept}% — get_episode(\"{episode_id}\") has the raw output]"
-            ),
-            Some(command) => {
-                format!(
-                    "[codeoid: {rule} kept {kept}% — `{command} {episode_id}` prints the raw output]"
-                )
-            }
-        }
+        let how = match command {
+            None => format!("get_episode(\"{episode_id}\") has the raw output"),
+            Some(command) => format!("`{command} {episode_id}` prints the raw output"),
+        };
+        format!("[codeoid: {} kept {kept}% — {how}]", self.rule)
     }
 
     /// The text followed by the hint line: what the model reads.

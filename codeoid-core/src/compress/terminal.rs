@@ -152,9 +152,12 @@ fn skip_escape(bytes: &[u8], start: usize) -> usize {
 fn apply_carriage_returns(text: &str) -> String {
     // Windows line endings on every line are line endings; on some lines only (a diff of a file
     // converted to CRLF) they are content, shown as `^M` the way `cat -A` and git show them.
-    let lines = text.split('\n').filter(|l| !l.is_empty()).count();
-    let crlf = text.split('\n').filter(|l| l.ends_with('\r')).count();
-    let mixed = crlf > 0 && crlf < lines;
+    // Some line ends in `\r` and some other non-empty line does not; both scans stop at their
+    // first find, and colour-only output without any `\r` skips the second.
+    let mixed = (text.contains("\r\n") || text.ends_with('\r'))
+        && text
+            .split('\n')
+            .any(|l| !l.is_empty() && !l.ends_with('\r'));
     let mut out = String::with_capacity(text.len());
     for (n, line) in text.split('\n').enumerate() {
         if n > 0 {

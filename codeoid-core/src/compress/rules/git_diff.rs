@@ -266,18 +266,22 @@ fn emit_file(
 }
 
 fn count_changes(lines: &[&str], hunks: &[(usize, usize, usize)]) -> (usize, usize) {
-    let mut added = 0;
-    let mut removed = 0;
-    for &(_, start, end) in hunks {
-        for line in &lines[start..end] {
-            match line.as_bytes().first() {
-                Some(b'+') => added += 1,
-                Some(b'-') => removed += 1,
-                _ => {}
-            }
+    changes(
+        hunks
+            .iter()
+            .flat_map(|&(_, start, end)| lines[start..end].iter().copied()),
+    )
+}
+
+/// Added and removed lines among `lines`, by their first byte.
+fn changes<'a>(lines: impl IntoIterator<Item = &'a str>) -> (usize, usize) {
+    lines.into_iter().fold((0, 0), |(added, removed), line| {
+        match line.as_bytes().first() {
+            Some(b'+') => (added + 1, removed),
+            Some(b'-') => (added, removed + 1),
+            _ => (added, removed),
         }
-    }
-    (added, removed)
+    })
 }
 
 /// One row of a hunk as shown: a line, or a run of unchanged lines shortened to a marker.
@@ -309,13 +313,11 @@ fn emit_hunk(params: &Params, body: &[&str], out: &mut Output) -> (bool, usize) 
     }
     rows[..head].iter().for_each(|row| emit_row(row, out));
     let middle = &rows[head..rows.len() - tail];
-    let changed = |sign: char| {
-        middle
-            .iter()
-            .filter(|row| matches!(row, Row::Line(l) if l.starts_with(sign)))
-            .count()
-    };
-    let detail = format!("+{} -{}", thousands(changed('+')), thousands(changed('-')));
+    let (added, removed) = changes(middle.iter().filter_map(|row| match row {
+        Row::Line(line) => Some(*line),
+        Row::Unchanged(_) => None,
+    }));
+    let detail = format!("+{} -{}", thousands(added), thousands(removed));
     let count = middle.iter().map(Row::lines).sum();
     out.marker_with("", count, "hunk lines", &detail);
     rows[rows.len() - tail..]

@@ -84,18 +84,18 @@ const MAX_POSSIBLE_DIRECTORIES: usize = 50;
 /// directories have no extension: such entries are kept, unless there are more of them than a
 /// directory listing plausibly holds.
 fn keep_possible_directories(group: &mut Group<'_>) {
-    let possible = |entry: &Entry<'_>| {
-        !entry.always
-            && !entry.name.ends_with('/')
-            && !is_long_entry(&entry.text)
-            && !entry.name.trim_start_matches('.').contains('.')
-    };
-    let count = group.entries.iter().filter(|e| possible(e)).count();
-    if count <= MAX_POSSIBLE_DIRECTORIES {
-        for entry in group.entries.iter_mut() {
-            if possible(entry) {
-                entry.always = true;
-            }
+    // A name ending in `/` is a directory, already kept (`always`).
+    let possible: Vec<usize> = (0..group.entries.len())
+        .filter(|&i| {
+            let entry = &group.entries[i];
+            !entry.always
+                && !is_long_entry(&entry.text)
+                && !entry.name.trim_start_matches('.').contains('.')
+        })
+        .collect();
+    if possible.len() <= MAX_POSSIBLE_DIRECTORIES {
+        for i in possible {
+            group.entries[i].always = true;
         }
     }
 }
