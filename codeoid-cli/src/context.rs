@@ -25,18 +25,7 @@ impl Context {
     /// must use the same store and workspace. Paths are made absolute, since those commands
     /// run in other directories.
     pub fn global_args(&self) -> Result<Vec<String>> {
-        let absolute = |path: &std::path::Path| -> Result<String> {
-            let path = if path.is_absolute() {
-                path.to_path_buf()
-            } else {
-                std::env::current_dir()?.join(path)
-            };
-            Ok(path.to_string_lossy().into_owned())
-        };
-        let mut args = Vec::new();
-        if let Some(db) = &self.db {
-            args.extend(["--db".to_owned(), absolute(db)?]);
-        }
+        let mut args = self.db_args()?;
         if let Some(workspace) = &self.workspace {
             let as_given = std::path::Path::new(workspace);
             let value = if workspace.starts_with("ws_") && !as_given.exists() {
@@ -47,6 +36,15 @@ impl Context {
             args.extend(["--workspace".to_owned(), value]);
         }
         Ok(args)
+    }
+
+    /// `--db` and the store's absolute path when `--db` chose it (the first of
+    /// [`Context::global_args`]), else nothing.
+    pub fn db_args(&self) -> Result<Vec<String>> {
+        match &self.db {
+            Some(db) => Ok(vec!["--db".to_owned(), absolute(db)?]),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The store file this invocation uses.
@@ -131,4 +129,14 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// `path` as an absolute path (relative to the current directory), as text for a command line.
+fn absolute(path: &std::path::Path) -> Result<String> {
+    let path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    };
+    Ok(path.to_string_lossy().into_owned())
 }

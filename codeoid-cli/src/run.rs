@@ -82,10 +82,7 @@ fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
 /// always the workspace the episode is in (the session's, which may not be this directory's).
 fn raw_output_command(context: &Context, memory: &Memory) -> anyhow::Result<String> {
     let mut words = vec!["codeoid".to_owned()];
-    let globals = context.global_args()?;
-    if let Some(at) = globals.iter().position(|a| a == "--db") {
-        words.extend(globals[at..at + 2].iter().cloned());
-    }
+    words.extend(context.db_args()?);
     words.extend([
         "--workspace".to_owned(),
         memory.workspace().id().to_owned(),
