@@ -29,8 +29,7 @@ use crate::error::{Error, Result};
 use crate::store::Recorded;
 use crate::translate::{self, Backend, Format, Options};
 
-/// The prefix of the ids the Gemini reader gives calls without one.
-const GEMINI_GENERATED: &str = "gemini_call_";
+use crate::translate::GEMINI_GENERATED;
 
 /// The prefix the Gemini reader gives calls without an id in a one-message list.
 const GEMINI_GENERATED_ALONE: &str = "gemini_call_0_";
@@ -54,7 +53,7 @@ impl Memory {
         backend: &Backend,
         usage: Option<Usage>,
     ) -> Result<TurnOutcome> {
-        let _numbering = self.numbering();
+        let _numbering = self.numbering(backend);
         let mut turn = self.message_turn(session_id, message, backend)?;
         if usage.is_some() {
             turn.usage = usage;
@@ -75,15 +74,20 @@ impl Memory {
         messages: &Value,
         backend: &Backend,
     ) -> Result<Vec<Recorded>> {
-        let _numbering = self.numbering();
+        let _numbering = self.numbering(backend);
         let turns = self.message_list_turns(session_id, messages, backend)?;
         self.record_turns(session_id, &turns)
     }
 
-    fn numbering(&self) -> MutexGuard<'_, ()> {
-        self.message_numbering
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// Holds the numbering lock from counting a session's turns to writing them, for the one
+    /// format whose ids are numbered by that count (Gemini calls without ids); other formats'
+    /// messages translate the same whatever the count, and record without waiting.
+    fn numbering(&self, backend: &Backend) -> Option<MutexGuard<'_, ()>> {
+        (backend.format == Format::Gemini).then(|| {
+            self.message_numbering
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        })
     }
 
     /// The one canonical turn that one provider message of session `session_id` translates to.

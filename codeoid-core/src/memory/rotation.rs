@@ -254,11 +254,14 @@ impl Memory {
         Ok(Anchor::from_turns(&all))
     }
 
-    /// The session's latest assistant turn, if any.
+    /// The session's latest assistant turn, if any. Windows grow from the newest two turns
+    /// (where it almost always is) to 64, so the common case parses two turns, not 64.
     pub(super) fn latest_assistant_turn(&self, session: &Session) -> Result<Option<Turn>> {
         let mut end = session.turn_count;
+        let mut window = 2;
         while end > 0 {
-            let start = end.saturating_sub(64);
+            let start = end.saturating_sub(window);
+            window = (window * 2).min(64);
             let turns = self.store.turns(&session.id, start..end)?;
             if let Some(found) = turns
                 .into_iter()

@@ -39,6 +39,8 @@ mod tool_error;
 mod tools;
 mod window;
 
+pub(crate) use gemini::GEMINI_GENERATED;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -20,6 +20,9 @@ use crate::translate::ids;
 use crate::translate::loss::{LossKind, Losses};
 use crate::translate::read;
 
+/// The prefix of the ids this reader gives calls without one: `gemini_call_{content}_{part}`.
+pub(crate) const GEMINI_GENERATED: &str = "gemini_call_";
+
 /// The `thoughtSignature` values Google documents for calls Gemini did not make: they skip
 /// validation and carry no reasoning, so they are not read back as signatures.
 const PLACEHOLDER_SIGNATURES: [&str; 2] = [
@@ -175,7 +178,7 @@ fn decode_call(call: &Value, path: &str, position: (usize, usize)) -> Result<Too
     let map = read::object(call, path)?;
     let id = match read::opt_string(map, "id", path)? {
         Some(id) => ids::canonical_id(id).into_owned(),
-        None => format!("gemini_call_{}_{}", position.0, position.1),
+        None => format!("{GEMINI_GENERATED}{}_{}", position.0, position.1),
     };
     let input = match map.get("args") {
         None | Some(Value::Null) => Value::Object(Map::new()),

@@ -27,7 +27,7 @@
 
 mod decode;
 
-pub(crate) use decode::decode;
+pub(crate) use decode::{GEMINI_GENERATED, decode};
 
 use serde_json::{Map, Value, json};
 
