@@ -25,9 +25,6 @@ use crate::errors;
 use crate::recall;
 use crate::repr::Repr;
 
-/// The path that asks for a private in-memory store, as in `sqlite3`.
-const IN_MEMORY: &str = ":memory:";
-
 /// Session memory for one workspace: the store of every turn, read back by recall, timeline and
 /// the memory tools.
 ///
@@ -281,10 +278,10 @@ impl PyMemory {
         match guard.as_ref() {
             None => "<codeoid.Memory closed>".to_string(),
             Some(memory) => {
-                let path = memory
-                    .store()
-                    .path()
-                    .map_or_else(|| IN_MEMORY.to_string(), |p| p.display().to_string());
+                let path = memory.store().path().map_or_else(
+                    || codeoid_core::store::IN_MEMORY.to_string(),
+                    |p| p.display().to_string(),
+                );
                 format!(
                     "<codeoid.Memory path={} workspace={}>",
                     path.repr(),

@@ -67,9 +67,6 @@ impl std::fmt::Debug for Memory {
     }
 }
 
-/// The `db_path` that asks for a private in-memory store, as in `sqlite3`.
-const IN_MEMORY: &str = ":memory:";
-
 impl Memory {
     /// Opens (creating if needed) the store and binds it to the workspace of
     /// `config.workspace_dir`. A `db_path` of `:memory:` is a private in-memory store.
@@ -86,7 +83,7 @@ impl Memory {
             None => store::default_path()?,
         };
         // `:memory:`, as in `sqlite3`: a private store that ends with this memory.
-        let store = if path.as_os_str() == IN_MEMORY {
+        let store = if path.as_os_str() == store::IN_MEMORY {
             Store::open_in_memory_with(config.store.clone())?
         } else {
             Store::open_with(&path, config.store.clone())?

@@ -405,6 +405,10 @@ fn set_wal(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()>
     }
 }
 
+/// The path that asks for a private in-memory store, as in `sqlite3`: `Memory::open` and the
+/// bindings take it for [`Store::open_in_memory`]; [`Store::open_with`] refuses it.
+pub const IN_MEMORY: &str = ":memory:";
+
 /// Refuses the paths that name no file: SQLite would open an empty one as a temporary
 /// database and `:memory:` as a private one, neither shared by the store's connections.
 fn validate_path(path: &Path) -> Result<()> {
@@ -413,7 +417,7 @@ fn validate_path(path: &Path) -> Result<()> {
             "the store path is empty; expected a file path such as codeoid.db",
         ));
     }
-    if path.as_os_str() == ":memory:" {
+    if path.as_os_str() == IN_MEMORY {
         return Err(Error::invalid_input(
             "the store path is \":memory:\", which is not a file; use Store::open_in_memory for a \
              private in-memory store, or give a file path",
