@@ -10,7 +10,6 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 
 use crate::boundary::detached;
 use crate::convert;
-use crate::errors;
 use crate::memory::PyMemory;
 use crate::repr;
 
@@ -200,15 +199,12 @@ impl PyMemory {
         timeout: Option<f64>,
     ) -> PyResult<RunOutput> {
         let memory = self.get(py)?;
-        let timeout = timeout
-            .map(|secs| {
-                MemoryConfig::run_timeout_from_secs(secs, "timeout")
-                    .map_err(|e| errors::to_py(py, &e))
-            })
-            .transpose()?;
-        detached(py, move || match timeout {
-            Some(timeout) => memory.run_with_timeout(&session_id, &command, timeout),
-            None => memory.run(&session_id, &command),
+        detached(py, move || {
+            let timeout = match timeout {
+                Some(secs) => MemoryConfig::run_timeout_from_secs(secs, "timeout")?,
+                None => memory.config().run_timeout,
+            };
+            memory.run_with_timeout(&session_id, &command, timeout)
         })
         .map(RunOutput::from)
     }

@@ -8,6 +8,7 @@ import "C"
 import (
 	"encoding/json"
 	"math"
+	"runtime"
 )
 
 // AllTurns, as Turns' end, reads to the last turn.
@@ -31,11 +32,12 @@ func (m *Memory) RecordMessage(sessionID string, format Format, model string, me
 	}
 	sp, sl := text(sessionID)
 	mp, ml := optionalText(model)
-	jp, jl := text(string(message))
+	jp, jl := rawBytes(message)
 	up, ul := optionalText(usageJSON)
 	err := m.callJSON(&outcome, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
 		return C.codeoid_memory_record_message(p, sp, sl, C.uint32_t(format), mp, ml, jp, jl, up, ul, s)
 	})
+	runtime.KeepAlive(message)
 	return outcome, err
 }
 
@@ -45,10 +47,11 @@ func (m *Memory) RecordMessages(sessionID string, format Format, model string, m
 	var recorded []Recorded
 	sp, sl := text(sessionID)
 	mp, ml := optionalText(model)
-	jp, jl := text(string(messages))
+	jp, jl := rawBytes(messages)
 	err := m.callJSON(&recorded, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
 		return C.codeoid_memory_record_messages(p, sp, sl, C.uint32_t(format), mp, ml, jp, jl, s)
 	})
+	runtime.KeepAlive(messages)
 	return recorded, err
 }
 
