@@ -12,10 +12,11 @@
 //! {verbatim content}
 //! ```
 //! A `- status: failed|cancelled` line follows `kind` for episodes that did not end well (as in
-//! `get_episode`). Content is verbatim; content longer than [`MAX_CONTENT_CHARS`] shows its head
-//! and tail around a marker naming the `get_episode` call that returns all of it, so six hits
-//! cannot flood a small context window. Sessions are labels (`current session`,
-//! `prior session #N`), never raw ids.
+//! `get_episode`). Content is verbatim; content longer than its share shows its head and tail
+//! around a marker naming the `get_episode` call that returns all of it. A hit's share is at most
+//! [`MAX_CONTENT_CHARS`], and all hits of one answer share [`RECALL_BUDGET_CHARS`] (see
+//! [`recall_shares`]), so no `limit` lets one answer flood a small context window. Sessions are
+//! labels (`current session`, `prior session #N`), never raw ids.
 
 use crate::canonical::{EpisodeStatus, truncate_chars};
 use crate::error::Result;
@@ -29,15 +30,41 @@ use super::file::DiskState;
 /// `get_episode` away.
 pub const MAX_CONTENT_CHARS: usize = 6_000;
 
-/// `content` whole when short, else its head and tail around a marker naming `get_episode`.
-pub(crate) fn excerpt(content: &str, episode_id: &str) -> String {
-    let total = content.chars().count();
-    if total <= MAX_CONTENT_CHARS {
+/// Characters of content one `recall` answer shows over all its hits, about 6,000 tokens: at the
+/// default limit six episodes of ordinary size (3 KB on average in real sessions) show whole,
+/// and a `limit` of 20 long ones shows 1,200 characters of each rather than 120,000 in all.
+pub const RECALL_BUDGET_CHARS: usize = 24_000;
+
+/// The smallest share a hit gets, whatever the number of hits (only a caller passing more than
+/// 24 hits reaches it; the tool's `limit` stops at 20).
+const MIN_SHARE_CHARS: usize = 1_000;
+
+/// How many characters of each content a `recall` answer shows, given their lengths in
+/// characters: the budget [`RECALL_BUDGET_CHARS`] is divided fairly, shortest first, so a short
+/// content shows whole and leaves what it does not use to the longer ones; no share exceeds
+/// [`MAX_CONTENT_CHARS`] or falls below [`MIN_SHARE_CHARS`] (unless its content is shorter).
+pub(crate) fn recall_shares(lengths: &[usize]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| lengths[i]);
+    let mut shares = vec![0; lengths.len()];
+    let mut left = RECALL_BUDGET_CHARS;
+    for (done, &i) in order.iter().enumerate() {
+        let fair = (left / (lengths.len() - done)).clamp(MIN_SHARE_CHARS, MAX_CONTENT_CHARS);
+        shares[i] = lengths[i].min(fair);
+        left = left.saturating_sub(shares[i]);
+    }
+    shares
+}
+
+/// `content` whole when it has at most `max_chars` characters (`total` of them), else its head
+/// and tail, `max_chars` in all, around a marker naming `get_episode`.
+fn excerpt_within(content: &str, total: usize, max_chars: usize, episode_id: &str) -> String {
+    if total <= max_chars {
         return content.to_owned();
     }
     // Two thirds head (intent, command, input), one third tail (errors, totals).
-    let head_chars = MAX_CONTENT_CHARS * 2 / 3;
-    let tail_chars = MAX_CONTENT_CHARS - head_chars;
+    let head_chars = max_chars * 2 / 3;
+    let tail_chars = max_chars - head_chars;
     let head_end = content
         .char_indices()
         .nth(head_chars)
@@ -52,6 +79,17 @@ pub(crate) fn excerpt(content: &str, episode_id: &str) -> String {
         &content[..head_end],
         total - head_chars - tail_chars,
         &content[tail_start..]
+    )
+}
+
+/// `content` whole when it has at most [`MAX_CONTENT_CHARS`] characters, else its head and tail
+/// around a marker naming `get_episode`.
+pub(crate) fn excerpt(content: &str, episode_id: &str) -> String {
+    excerpt_within(
+        content,
+        content.chars().count(),
+        MAX_CONTENT_CHARS,
+        episode_id,
     )
 }
 
@@ -75,6 +113,8 @@ pub(crate) fn recall_text(
     hits: &[Hit],
     label: &mut dyn FnMut(&str) -> Result<String>,
 ) -> Result<String> {
+    let lengths: Vec<usize> = hits.iter().map(|h| h.content.chars().count()).collect();
+    let shares = recall_shares(&lengths);
     let mut out = String::new();
     for (i, hit) in hits.iter().enumerate() {
         let header = &hit.header;
@@ -96,7 +136,7 @@ pub(crate) fn recall_text(
             c.recency,
             c.path,
             header.id,
-            excerpt(&hit.content, &header.id)
+            excerpt_within(&hit.content, lengths[i], shares[i], &header.id)
         ));
     }
     Ok(out)
@@ -206,5 +246,42 @@ mod tests {
         assert!(out.contains("[codeoid: 4000 characters omitted here; get_episode(\"ep_1\")"));
         let wide = "é".repeat(7000);
         assert!(excerpt(&wide, "ep_2").contains("1000 characters omitted"));
+    }
+
+    #[test]
+    fn recall_shares_give_short_contents_whole_and_split_the_rest_of_the_budget() {
+        // Few, short: everything whole.
+        assert_eq!(recall_shares(&[100, 3_000, 50]), vec![100, 3_000, 50]);
+        // One long among short ones: it keeps the per-hit cap.
+        assert_eq!(recall_shares(&[100, 90_000]), vec![100, MAX_CONTENT_CHARS]);
+        // Six long: an equal share each, the budget exactly.
+        assert_eq!(recall_shares(&[50_000; 6]), vec![4_000; 6]);
+        // What short contents leave goes to the long ones, in whatever order they come.
+        let shares = recall_shares(&[10_000, 500, 10_000, 1_500, 10_000, 10_000, 10_000, 10_000]);
+        assert_eq!(shares[1], 500);
+        assert_eq!(shares[3], 1_500);
+        for i in [0, 2, 4, 5, 6, 7] {
+            assert!((3_666..=3_667).contains(&shares[i]), "{shares:?}");
+        }
+        assert!(shares.iter().sum::<usize>() <= RECALL_BUDGET_CHARS);
+        // The tool's largest limit stays within the budget; a caller passing far more hits
+        // gets the floor for each.
+        let twenty = recall_shares(&[8_000; 20]);
+        assert_eq!(twenty, vec![1_200; 20]);
+        assert_eq!(recall_shares(&[8_000; 40]), vec![MIN_SHARE_CHARS; 40]);
+        assert!(recall_shares(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_shorter_share_keeps_the_same_head_and_tail_proportions() {
+        let long: String = (0..10_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let out = excerpt_within(&long, 10_000, 1_200, "ep_3");
+        assert!(out.starts_with(&format!(
+            "{}\n[codeoid: 8800 characters omitted",
+            &long[..800]
+        )));
+        assert!(out.ends_with(&format!("whole episode]\n{}", &long[long.len() - 400..])));
     }
 }

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use file::{DiskState, FileRecall, ReadPart, disk_state, read_part};
-pub use format::MAX_CONTENT_CHARS;
+pub use format::{MAX_CONTENT_CHARS, RECALL_BUDGET_CHARS};
 pub use schema::{
     EPISODE_PAGE_CHARS, PREFIX_SEPARATOR, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT,
     TIMELINE_DEFAULT_LIMIT, TIMELINE_MAX_LIMIT, ToolName, tool_specs,

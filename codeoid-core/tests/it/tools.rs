@@ -350,6 +350,51 @@ fn long_contents_are_cut_around_a_get_episode_marker() {
     assert!(whole.text.ends_with(&content));
 }
 
+#[test]
+fn many_long_hits_share_one_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let s = session(&memory, "work");
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let output = format!("start {i}\n{}\nend {i}", "bigdump line\n".repeat(700));
+        ids.push(exchange(
+            &memory,
+            &s,
+            &format!("k{i}"),
+            i,
+            "dump it",
+            "Bash",
+            json!({"command": format!("cat dump{i}.log")}),
+            &output,
+        ));
+    }
+    let out = memory.call_tool(None, "recall", r#"{"query": "bigdump", "limit": 20}"#);
+    assert!(!out.is_error, "{}", out.text);
+    // Every episode is a hit, cut to its share of the budget around a marker naming it.
+    for id in &ids {
+        assert!(
+            out.text
+                .contains(&format!("get_episode(\"{id}\") has the whole episode]")),
+            "{id} not cut: {}",
+            out.text
+        );
+    }
+    let budget = codeoid_core::tools::RECALL_BUDGET_CHARS;
+    // Content shown is the budget; headers and markers add a few hundred characters a hit.
+    let chars = out.text.chars().count();
+    assert!(chars <= budget + 12 * 400, "{chars} characters for 12 hits");
+    // Without the shared budget each would have shown its whole 6,000-character excerpt.
+    assert!(
+        chars < 12 * codeoid_core::tools::MAX_CONTENT_CHARS / 2,
+        "{chars}"
+    );
+    // Each excerpt still ends with its output's last line.
+    for i in 0..12 {
+        assert!(out.text.contains(&format!("end {i}")), "end {i} missing");
+    }
+}
+
 fn any_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
