@@ -238,6 +238,12 @@ func TestGeminiMessagesOneAtATimeAndTurnsBack(t *testing.T) {
 	if _, err := m.RecordTurn("ses_gemini", codeoid.Turn{Role: "user"}); err != nil {
 		t.Fatalf("a turn without parts is an empty turn: %v", err)
 	}
+	if _, err := m.RecordTurns("ses_gemini", []codeoid.Turn{{Role: "user"}, {Role: "assistant"}}); err != nil {
+		t.Fatalf("turns without parts are empty turns: %v", err)
+	}
+	if _, err := codeoid.ToMessages(codeoid.OpenAIChat, "", []codeoid.Turn{{Role: "user"}}, nil); err != nil {
+		t.Fatalf("a turn without parts translates: %v", err)
+	}
 }
 
 func TestErrorsAreValuesWithCodes(t *testing.T) {

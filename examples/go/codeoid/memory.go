@@ -150,9 +150,6 @@ func (m *Memory) FinishSession(id string) ([]string, error) {
 // RecordTurn records one turn and, for an assistant turn, asks the rotation policy about it.
 func (m *Memory) RecordTurn(sessionID string, turn Turn) (TurnOutcome, error) {
 	var outcome TurnOutcome
-	if turn.Parts == nil {
-		turn.Parts = []Part{} // "parts": null is not a turn
-	}
 	turnJSON, err := optionalJSON(turn)
 	if err != nil {
 		return outcome, err

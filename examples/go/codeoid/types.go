@@ -105,6 +105,16 @@ type Turn struct {
 	Meta      map[string]any `json:"meta,omitempty"`
 }
 
+// MarshalJSON writes a nil Parts as an empty list: "parts": null is not a turn, and a Turn
+// literal without Parts means one without content.
+func (t Turn) MarshalJSON() ([]byte, error) {
+	type plain Turn // the same fields without this method
+	if t.Parts == nil {
+		t.Parts = []Part{}
+	}
+	return json.Marshal(plain(t))
+}
+
 // Part is one content part of a turn; Type selects which fields apply.
 type Part struct {
 	Type       string          `json:"type"`
