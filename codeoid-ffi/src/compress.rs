@@ -3,12 +3,12 @@
 
 use std::ffi::c_char;
 
-use codeoid_core::MemoryConfig;
 use codeoid_core::compress::RunOutput;
+use codeoid_core::{Memory, MemoryConfig};
 use serde_json::json;
 
 use crate::args::{bytes, handle, out, text};
-use crate::error::codeoid_error;
+use crate::error::{FfiResult, codeoid_error};
 use crate::json;
 use crate::memory::codeoid_memory;
 use crate::panic::boundary;
@@ -86,15 +86,15 @@ pub unsafe extern "C" fn codeoid_memory_run(
 ) -> *mut codeoid_error {
     boundary("codeoid_memory_run", || {
         // SAFETY: the caller guarantees the pointers as documented.
-        let memory = unsafe { handle(memory, "memory") }?;
-        // SAFETY: as above.
-        let session = unsafe { text(session_id, session_id_len, "session_id") }?;
-        // SAFETY: as above.
-        let command = unsafe { text(command, command_len, "command") }?;
-        // SAFETY: as above.
-        let out_json = unsafe { out(out_json, "out_json") }?;
-        let run = memory.inner.run(session, command)?;
-        json::write(out_json, &run_json(&run))
+        unsafe {
+            run_into(
+                memory,
+                (session_id, session_id_len),
+                (command, command_len),
+                out_json,
+                |memory, session, command| memory.run(session, command),
+            )
+        }
     })
 }
 
@@ -121,17 +121,45 @@ pub unsafe extern "C" fn codeoid_memory_run_with_timeout(
 ) -> *mut codeoid_error {
     boundary("codeoid_memory_run_with_timeout", || {
         // SAFETY: the caller guarantees the pointers as documented.
-        let memory = unsafe { handle(memory, "memory") }?;
-        // SAFETY: as above.
-        let session = unsafe { text(session_id, session_id_len, "session_id") }?;
-        // SAFETY: as above.
-        let command = unsafe { text(command, command_len, "command") }?;
-        // SAFETY: as above.
-        let out_json = unsafe { out(out_json, "out_json") }?;
-        let timeout = MemoryConfig::run_timeout_from_secs(timeout_secs, "timeout_secs")?;
-        let run = memory.inner.run_with_timeout(session, command, timeout)?;
-        json::write(out_json, &run_json(&run))
+        unsafe {
+            run_into(
+                memory,
+                (session_id, session_id_len),
+                (command, command_len),
+                out_json,
+                |memory, session, command| {
+                    let timeout =
+                        MemoryConfig::run_timeout_from_secs(timeout_secs, "timeout_secs")?;
+                    memory.run_with_timeout(session, command, timeout)
+                },
+            )
+        }
     })
+}
+
+/// What both run functions do around `run`: convert their arguments (in the order their errors
+/// are documented), call it, and write its JSON into `*out_json`.
+///
+/// # Safety
+/// As `codeoid_memory_run`: `memory` is NULL or a live handle, each `(ptr, len)` pair is NULL or
+/// readable, `out_json` is NULL or points at a `codeoid_string` that owns nothing.
+unsafe fn run_into(
+    memory: *const codeoid_memory,
+    (session_id, session_id_len): (*const c_char, usize),
+    (command, command_len): (*const c_char, usize),
+    out_json: *mut codeoid_string,
+    run: impl FnOnce(&Memory, &str, &str) -> codeoid_core::Result<RunOutput>,
+) -> FfiResult<()> {
+    // SAFETY: the caller guarantees the pointers as documented.
+    let memory = unsafe { handle(memory, "memory") }?;
+    // SAFETY: as above.
+    let session = unsafe { text(session_id, session_id_len, "session_id") }?;
+    // SAFETY: as above.
+    let command = unsafe { text(command, command_len, "command") }?;
+    // SAFETY: as above.
+    let out_json = unsafe { out(out_json, "out_json") }?;
+    let run = run(&memory.inner, session, command)?;
+    json::write(out_json, &run_json(&run))
 }
 
 /// The JSON both run functions write.
