@@ -10,7 +10,8 @@
 //!    the scores the lexical pass computed anyway), the cosine of every candidate from the
 //!    index's int8 rows with the query in f32 (within ~0.01 of the f32 cosine; no store reads),
 //!    and paths when the query names any.
-//! 3. Fusion ranks the union; the best `limit` are read whole.
+//! 3. Fusion ranks the union; the best `limit` are read whole, passing over a subagent's answer
+//!    and its parent's episode holding it when the other is already a hit (see `duplicates`).
 //!
 //! Without a model (none found, still downloading, disabled) the vector channel is empty and
 //! every `vec` is 0: BM25, recency and paths still rank. An episode recorded a moment ago and
@@ -26,6 +27,7 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::config::{EmbeddingConfig, RetrievalConfig};
+use super::duplicates::SubagentAnswers;
 use super::fusion::{Candidate, rank};
 use super::paths::QueryPaths;
 use super::query::{Hit, RecallQuery};
@@ -347,6 +349,7 @@ impl Retriever {
             }
         }
         let ranked = rank(&candidates, &query_paths, &self.config, now);
+        let mut subagent_answers = SubagentAnswers::new(&self.store);
         let mut hits = Vec::with_capacity(query.limit);
         for ranked in ranked {
             if hits.len() == query.limit {
@@ -359,6 +362,9 @@ impl Retriever {
                 Err(e) if e.kind() == ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
             };
+            if subagent_answers.repeats_a_hit(&episode.header, &episode.content, &hits)? {
+                continue;
+            }
             hits.push(Hit {
                 header: episode.header,
                 content: episode.content,

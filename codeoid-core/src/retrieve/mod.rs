@@ -12,12 +12,14 @@
 //! - `fusion`: the four-signal score over a candidate batch.
 //! - `worker` ([`EmbeddingStatus`], [`EmbeddingPhase`]): the background embedding worker and
 //!   backfill.
+//! - `duplicates`: a subagent's answer and its parent's episode holding it count as one hit.
 //! - `engine` ([`Retriever`]): the two channels, candidate completion and fusion.
 //!
 //! Dependencies point down only: this module uses `store` and `embed`; the tools and `Memory`
 //! use it. See `docs/retrieval.md`.
 
 mod config;
+mod duplicates;
 mod engine;
 mod fusion;
 mod paths;

@@ -6,6 +6,7 @@
 //!
 //! Needs `CODEOID_TEST_MODEL_DIR` (see `embed`).
 
+mod duplicates;
 mod filters;
 mod worker;
 
