@@ -26,7 +26,8 @@ use crate::translate::backend;
 /// canonical turn's `usage` object (`docs/canonical-turns.md`).
 ///
 /// Gemini calls without ids get ids unique within the session, and a response without an id
-/// pairs with the latest call of the same name, as Gemini intends.
+/// pairs with the first call of its name in the latest model message that no response answered
+/// yet, as Gemini intends.
 ///
 /// Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
 /// `CODEOID_ERROR_INVALID_INPUT` (unknown format, a message not in the format's shape, one

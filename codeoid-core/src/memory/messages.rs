@@ -8,8 +8,10 @@
 //! given (`gemini_call_{content}_{part}`), which for one message always starts at 0. So:
 //! - a model message's generated ids are renumbered with the session's turn count
 //!   (`gemini_call_{turns before}_{part}`), unique within the session;
-//! - a `functionResponse` without an id is read together with the session's latest assistant
-//!   turn, so it pairs with that turn's call of the same name, as Gemini intends;
+//! - a `functionResponse` without an id is read after the session's latest assistant turn, less
+//!   the calls later turns already answered, so it pairs with the first of that turn's calls of
+//!   the same name still unanswered, as Gemini intends (parallel calls of one function answered
+//!   one message at a time each get their own response);
 //! - a message list's generated ids, calls and the responses paired with them, get the turn
 //!   count in front (`gemini_call_{turns before}_{content}_{part}`); ids the messages carry
 //!   themselves are kept.
@@ -26,7 +28,7 @@ use super::Memory;
 use super::rotation::TurnOutcome;
 use crate::canonical::{Part, Turn, Usage};
 use crate::error::{Error, Result};
-use crate::store::Recorded;
+use crate::store::{Recorded, Session};
 use crate::translate::{self, Backend, Format, Options};
 
 use crate::translate::GEMINI_GENERATED;
@@ -167,7 +169,7 @@ impl Memory {
             })
         };
         if without_id("functionResponse") {
-            if let Some(previous) = self.latest_assistant_turn(&session)? {
+            if let Some(previous) = self.open_calls(&session)? {
                 let context = translate::to_messages(&[previous], backend, options)?.value;
                 if let Value::Array(mut list) = context {
                     let skip = list.len();
@@ -194,6 +196,35 @@ impl Memory {
             }
         }
         Ok(turns)
+    }
+
+    /// The session's latest assistant turn with only the calls no later turn answered yet, for
+    /// a Gemini response without an id to be read after: it then answers the first of them with
+    /// its name, so parallel calls of one function answered one message at a time each get
+    /// their own response. The whole turn when every call was answered (a repeated response
+    /// pairs as it did before); `None` when the session has no assistant turn.
+    fn open_calls(&self, session: &Session) -> Result<Option<Turn>> {
+        let turns = self.turns_from_latest_assistant(session)?;
+        let Some((latest, after)) = turns.split_first() else {
+            return Ok(None);
+        };
+        let answered: HashSet<&str> = after
+            .iter()
+            .flat_map(|t| &t.parts)
+            .filter_map(|p| match p {
+                Part::ToolResult(result) => Some(result.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let is_answered =
+            |p: &Part| matches!(p, Part::ToolCall(call) if answered.contains(call.id.as_str()));
+        let mut open = latest.clone();
+        open.parts.retain(|p| !is_answered(p));
+        if open.parts.iter().any(|p| matches!(p, Part::ToolCall(_))) {
+            Ok(Some(open))
+        } else {
+            Ok(Some(latest.clone()))
+        }
     }
 }
 

@@ -254,25 +254,37 @@ impl Memory {
         Ok(Anchor::from_turns(&all))
     }
 
-    /// The session's latest assistant turn, if any. Windows grow from the newest two turns
-    /// (where it almost always is) to 64, so the common case parses two turns, not 64.
+    /// The session's latest assistant turn, if any.
     pub(super) fn latest_assistant_turn(&self, session: &Session) -> Result<Option<Turn>> {
+        Ok(self
+            .turns_from_latest_assistant(session)?
+            .into_iter()
+            .next())
+    }
+
+    /// The session's latest assistant turn followed by every turn recorded after it (the
+    /// results answering its calls so far); empty when the session has no assistant turn.
+    /// Windows grow from the newest two turns (where it almost always is) to 64, so the common
+    /// case parses two turns, not 64.
+    pub(super) fn turns_from_latest_assistant(&self, session: &Session) -> Result<Vec<Turn>> {
         let mut end = session.turn_count;
         let mut window = 2;
+        // Newest first, until the assistant turn is reached.
+        let mut newest_first = Vec::new();
         while end > 0 {
             let start = end.saturating_sub(window);
             window = (window * 2).min(64);
-            let turns = self.store.turns(&session.id, start..end)?;
-            if let Some(found) = turns
-                .into_iter()
-                .rev()
-                .find(|t| t.turn.role == Role::Assistant)
-            {
-                return Ok(Some(found.turn));
+            for stored in self.store.turns(&session.id, start..end)?.into_iter().rev() {
+                let found = stored.turn.role == Role::Assistant;
+                newest_first.push(stored.turn);
+                if found {
+                    newest_first.reverse();
+                    return Ok(newest_first);
+                }
             }
             end = start;
         }
-        Ok(None)
+        Ok(Vec::new())
     }
 }
 

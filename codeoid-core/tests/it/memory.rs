@@ -788,6 +788,23 @@ fn provider_messages_get_session_unique_call_ids_and_pair_with_their_calls() {
         memory.episode(episode).unwrap().header.summary,
         "Read(c.rs)"
     );
+    // Parallel calls of one name in one model content, their responses recorded one message
+    // at a time: each response answers the first call no earlier response answered.
+    let parallel = json!({"role": "model", "parts": [
+        {"functionCall": {"name": "Read", "args": {"file_path": "d.rs"}}},
+        {"functionCall": {"name": "Read", "args": {"file_path": "e.rs"}}},
+        {"functionCall": {"name": "Grep", "args": {"pattern": "fn"}}}
+    ]});
+    memory.record_message(&s, parallel, &gemini, None).unwrap();
+    let grep = json!({"role": "user", "parts": [{"functionResponse": {"name": "Grep", "response": {"output": "x"}}}]});
+    let mut summaries = Vec::new();
+    for message in [response("d.rs"), grep, response("e.rs")] {
+        let out = memory.record_message(&s, message, &gemini, None).unwrap();
+        for id in &out.recorded.episode_ids {
+            summaries.push(memory.episode(id).unwrap().header.summary);
+        }
+    }
+    assert_eq!(summaries, ["Read(d.rs)", "Grep(fn)", "Read(e.rs)"]);
     // Bad input names the problem and records nothing.
     let before = memory.session(&s).unwrap().turn_count;
     let err = memory

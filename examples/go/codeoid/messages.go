@@ -19,7 +19,8 @@ const AllTurns uint64 = math.MaxUint64
 // rotation decision included. Assistant turns are stamped with the format's provider and model
 // ("" for none); usage (nil for none) is that of the call that produced an assistant message.
 // Gemini calls without ids get ids unique within the session, and a response without an id
-// pairs with the latest call of the same name.
+// pairs with the first call of its name in the latest model message that no response answered
+// yet.
 func (m *Memory) RecordMessage(sessionID string, format Format, model string, message json.RawMessage, usage *Usage) (TurnOutcome, error) {
 	var outcome TurnOutcome
 	usageJSON := ""
