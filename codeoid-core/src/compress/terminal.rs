@@ -5,9 +5,9 @@
 //! bytes that are not UTF-8. [`normalize`] turns all of that into plain text lines: escape
 //! sequences are removed, a line rewritten with `\r` keeps what the terminal would finally show,
 //! a Windows line ending is dropped when every line has one and shown as `^M` when only some do,
-//! and invalid UTF-8 becomes U+FFFD. Rules, fact patterns and the compressed output all work on
-//! this text, which is why compressed output never carries colour codes (the raw bytes, colours
-//! included, are in the store).
+//! invalid UTF-8 becomes U+FFFD, and NUL bytes, which a terminal does not show, are dropped.
+//! Rules, fact patterns and the compressed output all work on this text, which is why compressed
+//! output never carries colour codes (the raw bytes, colours included, are in the store).
 //!
 //! [`classify`] decides when output is not text lines at all (binary data, or NUL-delimited
 //! records), so no rule tries to read it.
@@ -34,27 +34,37 @@ pub(crate) enum Content {
     Binary,
 }
 
-/// Classifies `bytes` by their first 8 KiB. Binary: more than one in ten characters not
-/// decodable as UTF-8, or NUL bytes beside other control bytes (ELF headers, images) or in
-/// runs. NUL bytes alone between printable records make NUL-delimited text.
+/// Classifies `bytes`. Binary: more than one in ten characters of the first 8 KiB not
+/// decodable as UTF-8 (executables, images, archives), or more than one in ten bytes of the
+/// whole output NUL or another control byte no text is laid out with (database files, raw
+/// frames). NUL bytes alone between printable records in the first 8 KiB (no runs, none first)
+/// make NUL-delimited text. Anything else is text, a few NUL bytes included: a test that prints
+/// a binary frame, or a log that starts with the zeros `copytruncate` leaves, must not hide the
+/// lines around them ([`normalize`] drops NUL bytes, as a terminal does).
 pub(crate) fn classify(bytes: &[u8]) -> Content {
     let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
-    if !head.contains(&0) {
-        return if mostly_undecodable(head) {
-            Content::Binary
-        } else {
-            Content::Text
-        };
+    if mostly_undecodable(head) {
+        return Content::Binary;
     }
-    let control = head
-        .iter()
-        .any(|&b| (b < 0x20 && !matches!(b, 0 | b'\t' | b'\n' | b'\r' | ESC)) || b == 0x7f);
-    let runs = head.first() == Some(&0) || head.windows(2).any(|w| w == [0, 0]);
-    if control || runs || mostly_undecodable(head) {
+    if head.contains(&0) {
+        let other_control = head.iter().any(|&b| b != 0 && is_binary_byte(b));
+        let runs = head.first() == Some(&0) || head.windows(2).any(|w| w == [0, 0]);
+        if !other_control && !runs {
+            return Content::NulDelimited;
+        }
+    }
+    let binary_bytes = bytes.iter().filter(|&&b| is_binary_byte(b)).count();
+    if binary_bytes * 10 > bytes.len() {
         Content::Binary
     } else {
-        Content::NulDelimited
+        Content::Text
     }
+}
+
+/// NUL, or a control byte text is not laid out with (tab, line feed, carriage return, form
+/// feed, backspace and escape are).
+fn is_binary_byte(b: u8) -> bool {
+    (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x08 | ESC)) || b == 0x7f
 }
 
 /// More than one in ten characters of `head` are not UTF-8.
@@ -71,10 +81,15 @@ fn mostly_undecodable(head: &[u8]) -> bool {
     bad * 10 > text.chars().count().max(1)
 }
 
-/// Decodes `bytes` as UTF-8 (lossily), strips terminal escape sequences and applies carriage
-/// returns the way a terminal shows them. Borrows when there is nothing to change.
+/// Decodes `bytes` as UTF-8 (lossily), drops NUL bytes, strips terminal escape sequences and
+/// applies carriage returns the way a terminal shows them. Borrows when there is nothing to
+/// change.
 pub(crate) fn normalize(bytes: &[u8]) -> Cow<'_, str> {
-    let text = String::from_utf8_lossy(bytes);
+    let mut text = String::from_utf8_lossy(bytes);
+    if text.contains('\0') {
+        // A terminal shows nothing for NUL; a model reading it gains nothing either.
+        text = Cow::Owned(text.replace('\0', ""));
+    }
     let needs_work = text.as_bytes().iter().any(|&b| b == ESC || b == b'\r');
     if !needs_work {
         return text;
@@ -258,6 +273,24 @@ mod tests {
         ));
         assert_eq!(classify("über ünïcödé".as_bytes()), Content::Text);
         assert_eq!(classify(b""), Content::Text);
+    }
+
+    #[test]
+    fn a_few_nul_bytes_in_text_leave_it_text_and_are_dropped() {
+        // A passing test printed a binary frame among a test run's lines.
+        let mut run = b"test_b.py::test_frame frame: \0\0\x01\x02hello\nPASSED\n".to_vec();
+        run.extend(b"test_b.py::test_decode FAILED\n".repeat(50));
+        assert_eq!(classify(&run), Content::Text);
+        assert!(normalize(&run).starts_with("test_b.py::test_frame frame: \x01\x02hello\n"));
+        // A log whose first kilobytes are the zeros log rotation (`copytruncate`) left.
+        let mut log = vec![0u8; 3_000];
+        log.extend(b"2026-12-01 12:00:00 INFO request served in 12 ms\n".repeat(1_000));
+        assert_eq!(classify(&log), Content::Text);
+        assert!(normalize(&log).starts_with("2026-12-01 12:00:00 INFO"));
+        // Mostly zeros is still binary (a sparse database file).
+        let mut sparse = vec![0u8; 60_000];
+        sparse.extend(b"SQLite format 3 with a few readable strings\n".repeat(10));
+        assert_eq!(classify(&sparse), Content::Binary);
     }
 
     #[test]

@@ -140,6 +140,36 @@ fn binary_output_is_replaced_by_its_size() {
 }
 
 #[test]
+fn a_test_run_printing_nul_bytes_keeps_its_failure() {
+    let registry = Registry::builtin().unwrap();
+    let mut run =
+        String::from("============ test session starts ============\ncollected 62 items\n\n");
+    for n in 0..60 {
+        run.push_str(&format!("test_b.py::test_case_{n} PASSED\n"));
+    }
+    run.push_str("test_b.py::test_frame frame: \0\0\x01\x02hello\nPASSED\n");
+    run.push_str("test_b.py::test_decode FAILED\n\n=========== FAILURES ===========\n");
+    run.push_str("E   AssertionError: decoder returned wrong length\n");
+    run.push_str("FAILED test_b.py::test_decode - AssertionError: decoder returned wrong length\n");
+    run.push_str("======= 1 failed, 61 passed in 0.12s =======\n");
+    let compressed = registry
+        .compress("python3 -m pytest -s -v test_b.py", run.as_bytes())
+        .unwrap();
+    assert_ne!(compressed.rule, BINARY_RULE, "{}", compressed.text);
+    for fact in [
+        "FAILED test_b.py::test_decode - AssertionError: decoder returned wrong length",
+        "1 failed, 61 passed",
+    ] {
+        assert!(
+            compressed.text.contains(fact),
+            "lost {fact:?}: {}",
+            compressed.text
+        );
+    }
+    assert!(!compressed.text.contains('\0'));
+}
+
+#[test]
 fn nul_delimited_output_passes_through_whole() {
     let registry = Registry::builtin().unwrap();
     let mut status = String::from("UU src/conflict.rs\0R  src/new.rs\0src/old.rs\0");
