@@ -11,8 +11,9 @@
 //! `@diagnostics` in a pattern list stands for [`DIAGNOSTICS`], the error, warning, panic and
 //! exit-code lines that every rule that keeps them shares.
 //!
-//! Rules use [`FactSet::is_fact`] to protect lines; tests and benchmarks use
-//! [`FactSet::missing`] to prove none was lost. This module does not decide what else a rule
+//! Rules use [`Facts::is_fact`] to protect lines (a rule's own [`FactSet`], plus those of the
+//! other rules a command line runs); tests and benchmarks use [`Facts::missing`] to prove none
+//! was lost. This module does not decide what else a rule
 //! keeps.
 
 use std::collections::HashSet;
@@ -102,30 +103,63 @@ impl FactSet {
 
     /// Every fact of `input` that `output` does not contain, in input order.
     pub(crate) fn missing(&self, input: &str, output: &str) -> Vec<String> {
+        Facts::new(vec![self]).missing(input, output)
+    }
+
+    /// True when `line` is a fact of this set that `output` (whose lines are `output_lines`)
+    /// does not contain.
+    fn lacks(&self, line: &str, output: &str, output_lines: &HashSet<&str>) -> bool {
+        if !self.is_fact(line) {
+            return false;
+        }
+        self.each.iter().any(|re| {
+            re.captures(line).is_some_and(|caps| match caps.get(1) {
+                Some(captured) => !output.contains(captured.as_str()),
+                None => !output_lines.contains(line),
+            })
+        })
+    }
+}
+
+/// The facts one output is read with: its rule's, and on a command line that runs commands of
+/// several rules (`git status && git diff`, which the fallback rule compresses), each of theirs
+/// too, so the changed files and diff headers the git rules keep are kept there as well.
+#[derive(Debug, Clone)]
+pub(crate) struct Facts<'a> {
+    sets: Vec<&'a FactSet>,
+}
+
+impl<'a> Facts<'a> {
+    /// The facts of all of `sets`.
+    pub(crate) fn new(sets: Vec<&'a FactSet>) -> Facts<'a> {
+        Facts { sets }
+    }
+
+    /// True when no set has a pattern.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sets.iter().all(|set| set.is_empty())
+    }
+
+    /// True when `line` is a fact of any of the sets.
+    pub(crate) fn is_fact(&self, line: &str) -> bool {
+        self.sets.iter().any(|set| set.is_fact(line))
+    }
+
+    /// Every fact of `input` that `output` does not contain, in input order.
+    pub(crate) fn missing(&self, input: &str, output: &str) -> Vec<String> {
         if self.is_empty() {
             return Vec::new();
         }
         let output_lines: HashSet<&str> = output.lines().collect();
-        let mut missing = Vec::new();
-        for line in input.lines() {
-            if !self.is_fact(line) {
-                continue;
-            }
-            for re in &self.each {
-                let Some(caps) = re.captures(line) else {
-                    continue;
-                };
-                let present = match caps.get(1) {
-                    Some(captured) => output.contains(captured.as_str()),
-                    None => output_lines.contains(line),
-                };
-                if !present {
-                    missing.push(line.to_owned());
-                    break;
-                }
-            }
-        }
-        missing
+        input
+            .lines()
+            .filter(|line| {
+                self.sets
+                    .iter()
+                    .any(|set| set.lacks(line, output, &output_lines))
+            })
+            .map(str::to_owned)
+            .collect()
     }
 }
 

@@ -7,8 +7,10 @@
 //! 1. the command is reduced to its pipelines ([`CommandShape`]); a piped one passes through
 //!    unless `compress_piped` is set;
 //! 2. each pipeline's command picks the first rule whose pattern matches it; when a command line
-//!    runs commands that pick different rules, the `fallback` rule applies, and commands no rule
-//!    matches leave the choice to the others (`cargo build && cargo test` is `cargo-test`);
+//!    runs commands that pick different rules, the `fallback` rule applies, keeping the facts of
+//!    each of those rules too (`git status && git diff` keeps every changed file and diff
+//!    header), and commands no rule matches leave the choice to the others (`cargo build &&
+//!    cargo test` is `cargo-test`);
 //! 3. output under the rule's `min_bytes` passes through, and so does NUL-delimited output
 //!    (`find -print0`, `git status -z`); binary output is replaced by one line saying what it
 //!    was;
@@ -23,7 +25,7 @@ use regex::Regex;
 
 use super::command::CommandShape;
 use super::config::{Config, Family, RuleSpec, builtin_rules};
-use super::facts::{FactSet, compile};
+use super::facts::{FactSet, Facts, compile};
 use super::rules::{Compiled, Input};
 use super::terminal::{Content, classify, normalize};
 use crate::compress::elision::thousands;
@@ -123,7 +125,12 @@ pub struct Registry {
 
 /// What [`Registry::select`] decided for a command line.
 enum Selection {
-    Rule(usize),
+    /// The rule at this index; on a command line whose commands pick different rules, the
+    /// fallback, with those rules (`also`) lending it their facts.
+    Rule {
+        index: usize,
+        also: Vec<usize>,
+    },
     PassThrough,
 }
 
@@ -207,7 +214,7 @@ impl Registry {
     /// output passes through whatever it is (a piped command).
     pub fn rule_for(&self, command: &str) -> Option<&str> {
         match self.select(command) {
-            Selection::Rule(index) => Some(&self.rules[index].info.name),
+            Selection::Rule { index, .. } => Some(&self.rules[index].info.name),
             Selection::PassThrough => None,
         }
     }
@@ -215,7 +222,7 @@ impl Registry {
     /// Compresses `stdout` of `command`. `None` means "show the raw output": too small, piped,
     /// not recognised, or not worth it.
     pub fn compress(&self, command: &str, stdout: &[u8]) -> Option<Compressed> {
-        let Selection::Rule(index) = self.select(command) else {
+        let Selection::Rule { index, also } = self.select(command) else {
             return None;
         };
         let rule = &self.rules[index];
@@ -231,7 +238,12 @@ impl Registry {
         let input = Input {
             text: &text,
             lines: text.lines().collect(),
-            facts: &rule.facts,
+            facts: Facts::new(
+                std::iter::once(index)
+                    .chain(also)
+                    .map(|i| &self.rules[i].facts)
+                    .collect(),
+            ),
         };
         // When the family finds nothing to cut, the normalized text alone may still be worth
         // it: colour codes and progress redraws can be a third of the bytes.
@@ -286,7 +298,7 @@ impl Registry {
 
     fn select(&self, command: &str) -> Selection {
         let shape = CommandShape::parse(command);
-        let mut chosen: Option<usize> = None;
+        let mut chosen: Vec<usize> = Vec::new();
         for pipeline in shape.substantive() {
             let stage = if pipeline.is_piped() {
                 if !self.compress_piped {
@@ -313,19 +325,21 @@ impl Registry {
                 }
                 continue;
             };
-            match chosen {
-                None => chosen = Some(index),
-                Some(previous) if previous == index => {}
-                Some(_) => {
-                    return self
-                        .fallback
-                        .map_or(Selection::PassThrough, Selection::Rule);
-                }
+            if !chosen.contains(&index) {
+                chosen.push(index);
             }
         }
-        chosen
-            .or(self.fallback)
-            .map_or(Selection::PassThrough, Selection::Rule)
+        match (&chosen[..], self.fallback) {
+            ([one], _) => Selection::Rule {
+                index: *one,
+                also: Vec::new(),
+            },
+            (_, Some(fallback)) => Selection::Rule {
+                index: fallback,
+                also: chosen,
+            },
+            (_, None) => Selection::PassThrough,
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::config::Family;
-use super::facts::FactSet;
+use super::facts::Facts;
 use crate::error::{Error, Result};
 
 /// What a family reads.
@@ -32,8 +32,8 @@ pub(crate) struct Input<'a> {
     pub(crate) text: &'a str,
     /// `text` split into lines, without line terminators.
     pub(crate) lines: Vec<&'a str>,
-    /// The rule's fact patterns.
-    pub(crate) facts: &'a FactSet,
+    /// The fact patterns: the rule's, and those of the other rules the command line runs.
+    pub(crate) facts: Facts<'a>,
 }
 
 /// A family with its parameters.
@@ -107,6 +107,7 @@ fn parse<T: DeserializeOwned>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::compress::facts::FactSet;
 
     /// An [`Input`] over `text` with the given fact patterns. Leaks the fact set: fine in unit
     /// tests, and it keeps their setup to one line.
@@ -116,7 +117,7 @@ pub(crate) mod tests {
         Input {
             text,
             lines: text.lines().collect(),
-            facts,
+            facts: Facts::new(vec![facts]),
         }
     }
 

@@ -170,6 +170,40 @@ fn a_test_run_printing_nul_bytes_keeps_its_failure() {
 }
 
 #[test]
+fn chained_commands_keep_the_facts_of_each_of_their_rules() {
+    let registry = Registry::builtin().unwrap();
+    let files: Vec<String> = (0..80).map(|n| format!("src/module_{n}.rs")).collect();
+    let mut out = String::from(
+        "On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update \
+         what will be committed)\n",
+    );
+    for file in &files {
+        out.push_str(&format!("\tmodified:   {file}\n"));
+    }
+    out.push_str("\nno changes added to commit (use \"git add\" and/or \"git commit -a\")\n");
+    for file in &files {
+        out.push_str(&format!(
+            "diff --git a/{file} b/{file}\nindex 1111111..2222222 100644\n--- a/{file}\n+++ \
+             b/{file}\n@@ -1,3 +1,3 @@\n fn a() {{}}\n-fn old() {{}}\n+fn new() {{}}\n fn z() {{}}\n"
+        ));
+    }
+    let command = "git status && git diff";
+    let compressed = registry.compress(command, out.as_bytes()).unwrap();
+    assert_eq!(compressed.rule, "head-tail");
+    for file in &files {
+        let modified = format!("\tmodified:   {file}");
+        let header = format!("diff --git a/{file} b/{file}");
+        for fact in [&modified, &header] {
+            assert!(
+                compressed.text.lines().any(|l| l == fact.as_str()),
+                "lost {fact:?}"
+            );
+        }
+    }
+    assert!(compressed.kept_ratio < 0.7, "{}", compressed.kept_ratio);
+}
+
+#[test]
 fn nul_delimited_output_passes_through_whole() {
     let registry = Registry::builtin().unwrap();
     let mut status = String::from("UU src/conflict.rs\0R  src/new.rs\0src/old.rs\0");
