@@ -43,6 +43,8 @@ pub const DIAGNOSTICS: &[&str] = &[
     r"^\S+\.[A-Za-z0-9]+:\d+:\d+: \S",
     // Where a rustc diagnostic points: `  --> src/lib.rs:3:5`.
     r"^\s*--> \S+:\d+:\d+",
+    // A Go test's failure or log line, which comes before its `--- FAIL`: `    a_test.go:7: got 3`.
+    r"^[ \t]+[A-Za-z0-9_./-]*_test\.go:[0-9]+: ",
     // A Python traceback's frames: `  File "app.py", line 3, in main`.
     r#"^\s*File ".+", line \d+"#,
     // Exit codes, as shells and harnesses report them.

@@ -35,26 +35,26 @@ pub(crate) enum Content {
 }
 
 /// Classifies `bytes`. Binary: more than one in ten characters of the first 8 KiB not
-/// decodable as UTF-8 (executables, images, archives), or more than one in ten bytes of the
-/// whole output NUL or another control byte no text is laid out with (database files, raw
-/// frames). NUL bytes alone between printable records in the first 8 KiB (no runs, none first)
+/// decodable as UTF-8 (executables, images, archives), or more than one in ten bytes of both the
+/// first 8 KiB and the whole output NUL or another control byte no text is laid out with
+/// (database files, raw frames). NUL bytes alone between printable records in the first 8 KiB (no runs, none first)
 /// make NUL-delimited text. Anything else is text, a few NUL bytes included: a test that prints
 /// a binary frame, or a log that starts with the zeros `copytruncate` leaves, must not hide the
 /// lines around them ([`normalize`] drops NUL bytes, as a terminal does).
 pub(crate) fn classify(bytes: &[u8]) -> Content {
     let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
-    if mostly_undecodable(head) {
-        return Content::Binary;
-    }
     if head.contains(&0) {
         let other_control = head.iter().any(|&b| b != 0 && is_binary_byte(b));
         let runs = head.first() == Some(&0) || head.windows(2).any(|w| w == [0, 0]);
-        if !other_control && !runs {
+        if !other_control && !runs && !mostly_undecodable(head) {
             return Content::NulDelimited;
         }
     }
-    let binary_bytes = bytes.iter().filter(|&&b| is_binary_byte(b)).count();
-    if binary_bytes * 10 > bytes.len() {
+    // Such bytes must be more than one in ten of the head and of the whole output (the whole is
+    // only counted when the head looks binary, so text costs one pass over 8 KiB).
+    let mostly_binary =
+        |bytes: &[u8]| bytes.iter().filter(|&&b| is_binary_byte(b)).count() * 10 > bytes.len();
+    if (mostly_binary(head) && mostly_binary(bytes)) || mostly_undecodable(head) {
         Content::Binary
     } else {
         Content::Text

@@ -5,6 +5,10 @@
 //! the same warning costs one line); then the first `head` and last `tail` lines are kept, and
 //! between them every fact line (errors, warnings…) stays in place while the other lines become
 //! markers that give their count and line range, so a reader can ask for exactly those lines.
+//! With `after_fact` set, up to that many lines after each fact stay too, up to a blank line: a
+//! compiler's `expected String, found i64` and its `help:` follow the `error[E0308]` line, and a
+//! traceback's source lines follow its `File "…", line N` lines. Those lines are context, not
+//! facts: at most `fact_context` of them in all, so a flood of warnings cannot keep everything.
 //!
 //! Returns nothing when no line would be elided.
 
@@ -23,6 +27,10 @@ pub(crate) struct Params {
     tail: usize,
     /// Identical consecutive lines beyond this many collapse into a count.
     max_repeats: usize,
+    /// Lines kept after each fact line, up to the next blank line.
+    after_fact: usize,
+    /// Most lines kept in all as context after facts.
+    fact_context: usize,
 }
 
 impl Default for Params {
@@ -31,6 +39,8 @@ impl Default for Params {
             head: 40,
             tail: 40,
             max_repeats: 2,
+            after_fact: 0,
+            fact_context: 200,
         }
     }
 }
@@ -53,8 +63,20 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
     let tail_start = runs.len().saturating_sub(params.tail).max(params.head);
     // Runs waiting to be elided, as a range of indexes into `runs`.
     let mut gap: Option<(usize, usize)> = None;
+    // Context lines still to keep after the latest fact, and in all.
+    let (mut after, mut context_left) = (0, params.fact_context);
     for (index, run) in runs.iter().enumerate() {
-        let keep = index < params.head || index >= tail_start || input.facts.is_fact(run.line);
+        let fact = input.facts.is_fact(run.line);
+        let context = !fact && after > 0 && context_left > 0 && !run.line.trim().is_empty();
+        after = if fact {
+            params.after_fact
+        } else if context {
+            context_left -= 1;
+            after - 1
+        } else {
+            0
+        };
+        let keep = index < params.head || index >= tail_start || fact || context;
         if !keep {
             gap = Some(gap.map_or((index, index + 1), |(first, _)| (first, index + 1)));
             continue;
@@ -138,7 +160,7 @@ mod tests {
         Params {
             head,
             tail,
-            max_repeats: 2,
+            ..Params::default()
         }
     }
 
@@ -161,6 +183,47 @@ mod tests {
             "line 1\nline 2\nline 3\n[codeoid: 46 lines elided (output lines 4–49)]\nerror: boom\n\
              [codeoid: 48 lines elided (output lines 51–98)]\nline 99\nline 100\n"
         );
+    }
+
+    #[test]
+    fn lines_after_a_fact_stay_up_to_a_blank_line_and_the_budget() {
+        let mut lines: Vec<String> = (1..=40).map(|n| format!("   Compiling unit{n}")).collect();
+        lines.extend(
+            [
+                "error[E0308]: mismatched types",
+                "  --> src/main.rs:10:21",
+                "   |",
+                "10 |     let x: String = 5;",
+                "   |            ------   ^ expected `String`, found integer",
+                "",
+                "   Compiling after",
+            ]
+            .map(str::to_owned),
+        );
+        lines.extend((41..=80).map(|n| format!("   Compiling unit{n}")));
+        let text = lines.join("\n");
+        let input = input_for(&text, &["@diagnostics"]);
+        let with = |after_fact, fact_context| Params {
+            after_fact,
+            fact_context,
+            ..params(2, 2)
+        };
+        let out = compress(&with(6, 200), &input).unwrap();
+        assert!(out.contains(
+            "  --> src/main.rs:10:21\n   |\n10 |     let x: String = 5;\n   |            ------   ^ \
+             expected `String`, found integer\n[codeoid: "
+        ));
+        assert!(
+            !out.contains("Compiling after"),
+            "the blank line ends the context"
+        );
+        // Two lines of context at most: the rest of the block is elided.
+        let out = compress(&with(6, 2), &input).unwrap();
+        assert!(out.contains("src/main.rs:10:21\n   |\n10 |     let x: String = 5;\n[codeoid: "));
+        assert!(!out.contains("expected `String`"));
+        // Off: only the facts.
+        let out = compress(&with(0, 200), &input).unwrap();
+        assert!(out.contains("src/main.rs:10:21\n[codeoid: "), "{out}");
     }
 
     #[test]
