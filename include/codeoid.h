@@ -566,8 +566,11 @@ struct codeoid_error *codeoid_memory_recall_file(const struct codeoid_memory *me
  * `format` is a `CODEOID_FORMAT_*` value; `message_json` is one message as that API takes it
  * (an Anthropic or OpenAI Chat message, an OpenAI Responses `input` item, a Gemini `contents`
  * entry); assistant turns are stamped with the format's provider and `model` (optional).
- * `usage_json` (optional) is the usage of the call that produced an assistant message, as the
- * canonical turn's `usage` object (`docs/canonical-turns.md`).
+ * `usage_json` (optional) is the usage of the call that produced an assistant message: the
+ * canonical turn's `usage` object (`docs/canonical-turns.md`, or one call's counts), or the
+ * provider's own usage object in `format` (Anthropic `usage`, OpenAI `usage`, Gemini
+ * `usageMetadata`), cached input counted once. An Anthropic response object passed whole as
+ * `message_json` brings its own `usage` when `usage_json` is NULL.
  *
  * Gemini calls without ids get ids unique within the session, and a response without an id
  * pairs with the first call of its name in the latest model message that no response answered

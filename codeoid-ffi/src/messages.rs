@@ -6,11 +6,12 @@
 
 use std::ffi::c_char;
 
-use codeoid_core::canonical::{Turn, Usage};
+use codeoid_core::canonical::Turn;
+use codeoid_core::translate;
 use serde_json::Value;
 
 use crate::args::{handle, optional_text, out, parse_json, text};
-use crate::error::codeoid_error;
+use crate::error::{Failure, codeoid_error};
 use crate::json;
 use crate::memory::codeoid_memory;
 use crate::panic::boundary;
@@ -22,8 +23,11 @@ use crate::translate::backend;
 /// `format` is a `CODEOID_FORMAT_*` value; `message_json` is one message as that API takes it
 /// (an Anthropic or OpenAI Chat message, an OpenAI Responses `input` item, a Gemini `contents`
 /// entry); assistant turns are stamped with the format's provider and `model` (optional).
-/// `usage_json` (optional) is the usage of the call that produced an assistant message, as the
-/// canonical turn's `usage` object (`docs/canonical-turns.md`).
+/// `usage_json` (optional) is the usage of the call that produced an assistant message: the
+/// canonical turn's `usage` object (`docs/canonical-turns.md`, or one call's counts), or the
+/// provider's own usage object in `format` (Anthropic `usage`, OpenAI `usage`, Gemini
+/// `usageMetadata`), cached input counted once. An Anthropic response object passed whole as
+/// `message_json` brings its own `usage` when `usage_json` is NULL.
 ///
 /// Gemini calls without ids get ids unique within the session, and a response without an id
 /// pairs with the first call of its name in the latest model message that no response answered
@@ -68,7 +72,12 @@ pub unsafe extern "C" fn codeoid_memory_record_message(
         let backend = backend(format, model)?;
         let message: Value = parse_json(message, "message_json", "a JSON message object")?;
         let usage = usage
-            .map(|u| parse_json::<Usage>(u, "usage_json", "a canonical usage object"))
+            .map(|u| {
+                let value: Value = parse_json(u, "usage_json", "a JSON usage object")?;
+                translate::read_usage(&value, Some(backend.format)).map_err(|e| {
+                    Failure::invalid_input(format!("argument `usage_json`: {}", e.message()))
+                })
+            })
             .transpose()?;
         let outcome = memory.inner.record_message(id, message, &backend, usage)?;
         json::write(out_json, &outcome)

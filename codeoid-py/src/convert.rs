@@ -12,7 +12,8 @@
 //! Reading JSON back into Python never fails on shape: every `Value` has a Python form.
 
 use chrono::{DateTime, Utc};
-use codeoid_core::canonical::{CallUsage, Part, Turn, Usage};
+use codeoid_core::canonical::{Part, Turn, Usage};
+use codeoid_core::translate::{Format, read_usage};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -218,9 +219,10 @@ fn diagnose_parts(value: &Value, what: &str) -> Option<String> {
     })
 }
 
-/// Token usage from a dict: the canonical `{"calls": [...]}` or one call's counts
-/// (`{"input_tokens": ..., "output_tokens": ..., "cache_read_tokens": ..., ...}`).
-pub(crate) fn usage(obj: &Bound<'_, PyAny>) -> PyResult<Usage> {
+/// Token usage from a dict: the canonical `{"calls": [...]}` or one call's counts, or, with
+/// `format` (a format name; an unknown one is reported by whoever parses it), that provider's
+/// own usage object (see `codeoid_core::translate::read_usage`).
+pub(crate) fn usage(obj: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Usage> {
     let py = obj.py();
     if !obj.is_instance_of::<PyDict>() {
         return Err(PyTypeError::new_err(format!(
@@ -229,21 +231,8 @@ pub(crate) fn usage(obj: &Bound<'_, PyAny>) -> PyResult<Usage> {
         )));
     }
     let value = to_json(obj, "usage")?;
-    let parsed = if value.get("calls").is_some() {
-        serde_json::from_value::<Usage>(value)
-    } else {
-        serde_json::from_value::<CallUsage>(value).map(|call| Usage { calls: vec![call] })
-    };
-    parsed.map_err(|e| {
-        errors::invalid_input(
-            py,
-            format!(
-                "usage: {e}; expected {{\"calls\": [...]}} or one call's counts: input_tokens, \
-                 output_tokens, cache_read_tokens, cache_creation_tokens (non-negative integers), \
-                 primary (bool), model, request_id"
-            ),
-        )
-    })
+    let format = format.and_then(|f| f.parse::<Format>().ok());
+    read_usage(&value, format).map_err(|e| errors::invalid_input(py, e.message().to_owned()))
 }
 
 /// A `datetime` argument in any timezone (`timezone.utc`, a fixed offset, a `ZoneInfo`), as

@@ -114,8 +114,10 @@ impl PyMemory {
     /// "..."}]}`), or, with `format` (`"anthropic"`, `"openai_chat"`, `"openai_responses"`,
     /// `"gemini"`), one provider message as the provider's API takes it. `provider` and `model`
     /// name who answered (stamped on assistant turns). `usage` (the call's token counts, such as
-    /// `{"input_tokens": 1200, "output_tokens": 80, "cache_read_tokens": 0}`) is what rotation
-    /// measures occupancy from. Recording a turn id the session already has is a no-op.
+    /// `{"input_tokens": 1200, "output_tokens": 80, "cache_read_tokens": 0}`, with
+    /// `input_tokens` the uncached input; with `format`, the provider's own usage object as its
+    /// response carries it) is what rotation measures occupancy from. An Anthropic response
+    /// passed whole brings its own usage. Recording a turn id the session already has is a no-op.
     #[pyo3(signature = (session_id, turn, *, format = None, provider = None, model = None, usage = None))]
     #[allow(clippy::too_many_arguments)]
     fn record_turn(
@@ -131,7 +133,7 @@ impl PyMemory {
         let memory = self.get(py)?;
         let usage = usage
             .filter(|u| !u.is_none())
-            .map(|u| convert::usage(&u))
+            .map(|u| convert::usage(&u, format.as_deref()))
             .transpose()?;
         let outcome = match format {
             None => {

@@ -183,6 +183,33 @@ def test_usage_is_recorded_and_drives_the_decision(memory: codeoid.Memory, sessi
     memory.record_turn(session.id, assistant("more"), usage={"calls": [{"input_tokens": 5, "primary": False}]})
 
 
+def test_provider_usage_objects_count_cached_input_once(memory: codeoid.Memory, session: codeoid.Session) -> None:
+    memory.record_turn(session.id, user("hi"))
+    # OpenAI counts cached tokens inside prompt_tokens; Gemini inside promptTokenCount.
+    chat_usage = {"prompt_tokens": 10_010, "completion_tokens": 5, "total_tokens": 10_015,
+                  "prompt_tokens_details": {"cached_tokens": 10_000}}
+    out = memory.record_turn(session.id, {"role": "assistant", "content": "ok"}, format="openai_chat",
+                             model="gpt-5", usage=chat_usage)
+    assert out.decision is not None and out.decision.tokens == 10_010
+    gemini_usage = {"promptTokenCount": 20_010, "cachedContentTokenCount": 20_000,
+                    "candidatesTokenCount": 4, "thoughtsTokenCount": 6}
+    out = memory.record_turn(session.id, {"role": "model", "parts": [{"text": "ok"}]}, format="gemini",
+                             model="gemini-2.5-pro", usage=gemini_usage)
+    assert out.decision is not None and out.decision.tokens == 20_010
+    # The whole Anthropic response brings its usage along.
+    response = {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "done"}],
+                "usage": {"input_tokens": 12, "output_tokens": 30, "cache_read_input_tokens": 30_000}}
+    out = memory.record_turn(session.id, response, format="anthropic", model="claude-sonnet-4-5")
+    assert out.decision is not None and out.decision.tokens == 30_012
+    calls = [t["usage"]["calls"][0] for t in memory.turns(session.id) if t.get("usage")]
+    assert [(c.get("input_tokens", 0), c.get("cache_read_tokens", 0), c.get("output_tokens", 0)) for c in calls] == [
+        (10, 10_000, 5), (10, 20_000, 10), (12, 30_000, 30)]
+    # Another provider's usage object is an error naming both shapes.
+    with pytest.raises(codeoid.InvalidInputError, match="nor anthropic's own usage object"):
+        memory.record_turn(session.id, assistant("x"), format="anthropic", usage={"promptTokenCount": 5})
+
+
 def test_record_turns_in_bulk(memory: codeoid.Memory, session: codeoid.Session) -> None:
     recorded = memory.record_turns(session.id, [user("q"), call("c1", "Bash", {"command": "ls"}), result("c1", "a\nb")])
     assert [r.seq for r in recorded] == [0, 1, 2]

@@ -40,9 +40,10 @@ impl Memory {
     /// Records one provider `message` of `backend`'s format (an Anthropic or OpenAI Chat
     /// message, an OpenAI Responses `input` item, a Gemini `contents` entry) as
     /// [`Memory::record_turn`] records a canonical turn, rotation decision included. `usage`,
-    /// when given, is the usage of the call that produced an assistant message (provider
-    /// messages do not carry it). Assistant turns are stamped with `backend`'s provider and
-    /// model.
+    /// when given, is the usage of the call that produced an assistant message (read it from a
+    /// provider's own usage object with [`translate::read_usage`]); an Anthropic response object
+    /// passed whole as the message brings its own `usage`, used when `usage` is `None`.
+    /// Assistant turns are stamped with `backend`'s provider and model.
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] when the message is not in the format's shape, holds
@@ -56,6 +57,13 @@ impl Memory {
         usage: Option<Usage>,
     ) -> Result<TurnOutcome> {
         let _numbering = self.numbering(backend);
+        // An Anthropic response object passed whole carries its call's usage.
+        let usage = match (usage, message.get("usage")) {
+            (None, Some(embedded)) if backend.format == Format::Anthropic => {
+                Some(translate::read_usage(embedded, Some(Format::Anthropic))?)
+            }
+            (usage, _) => usage,
+        };
         let mut turn = self.message_turn(session_id, message, backend)?;
         if usage.is_some() {
             turn.usage = usage;

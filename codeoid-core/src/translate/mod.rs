@@ -37,6 +37,7 @@ mod schema;
 mod thinking;
 mod tool_error;
 mod tools;
+mod usage;
 mod window;
 
 pub(crate) use gemini::GEMINI_GENERATED;
@@ -59,6 +60,7 @@ pub use openai_responses::REASONING_IDS_META;
 pub use request::{Request, from_request, to_request};
 pub use tool_error::ERROR_MARKER;
 pub use tools::{ToolSpec, declare_tools};
+pub use usage::read_usage;
 pub use window::{IMAGE_TOKENS, PART_OVERHEAD_TOKENS, Window, fit_window};
 
 /// A conversation read back from provider JSON.

@@ -720,6 +720,50 @@ fn a_tool_result_part_never_counts_as_a_prompt_for_the_anchor() {
     );
 }
 
+/// A provider's own usage object, or an Anthropic response passed whole, reaches the rotation
+/// policy with cached input counted once.
+#[test]
+fn provider_usage_objects_reach_the_rotation_policy() {
+    use codeoid_core::translate::{Backend, Format, read_usage};
+    use serde_json::json;
+    let (_dir, memory) = memory();
+    let s = session(&memory, "usage");
+    memory.record_turn(&s, &Turn::user_text("go")).unwrap();
+    // The whole response, as the Anthropic SDK returns it: no separate usage argument.
+    let anthropic = Backend::new(Format::Anthropic).with_model("claude-sonnet-4-5");
+    let response = json!({
+        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 12, "output_tokens": 30, "cache_read_input_tokens": 90_000,
+                  "cache_creation_input_tokens": 500}
+    });
+    let out = memory
+        .record_message(&s, response, &anthropic, None)
+        .unwrap();
+    let decision = out.decision.expect("an assistant turn gets a decision");
+    assert_eq!(decision.tokens, Some(90_512), "{decision:?}");
+    // OpenAI's usage counts cached tokens inside prompt_tokens.
+    let chat = Backend::new(Format::OpenaiChat).with_model("gpt-5");
+    let usage = read_usage(
+        &json!({"prompt_tokens": 100_012, "completion_tokens": 30, "total_tokens": 100_042,
+                "prompt_tokens_details": {"cached_tokens": 100_000}}),
+        Some(Format::OpenaiChat),
+    )
+    .unwrap();
+    let out = memory
+        .record_message(
+            &s,
+            json!({"role": "assistant", "content": "ok"}),
+            &chat,
+            Some(usage),
+        )
+        .unwrap();
+    assert_eq!(out.decision.unwrap().tokens, Some(100_012));
+    let stored = memory.store().turns(&s, ..).unwrap();
+    let call = &stored.last().unwrap().turn.usage.as_ref().unwrap().calls[0];
+    assert_eq!((call.input_tokens, call.cache_read_tokens), (12, 100_000));
+}
+
 /// Gemini messages recorded one at a time and as lists, from several threads: every call
 /// without an id gets an id of its own in the session, and every response pairs with its call.
 #[test]

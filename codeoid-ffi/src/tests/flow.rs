@@ -725,10 +725,14 @@ fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
         json!({"role": "user", "parts": [{"text": "list twice"}]}),
         None,
     );
-    for _ in 0..2 {
+    // Canonical usage, then Gemini's own `usageMetadata` (cached input inside the prompt count).
+    for usage in [
+        r#"{"calls": [{"input_tokens": 900, "output_tokens": 10}]}"#,
+        r#"{"promptTokenCount": 1900, "cachedContentTokenCount": 1000, "candidatesTokenCount": 10}"#,
+    ] {
         record(
             json!({"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]}),
-            Some(r#"{"calls": [{"input_tokens": 900, "output_tokens": 10}]}"#),
+            Some(usage),
         );
         let outcome = record(
             json!({"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "a.rs"}}}]}),
@@ -777,6 +781,8 @@ fn provider_messages_recorded_one_at_a_time_and_read_back_as_turns() {
         "each response answers its call"
     );
     assert_eq!(turns[1]["usage"]["calls"][0]["input_tokens"], 900);
+    assert_eq!(turns[3]["usage"]["calls"][0]["input_tokens"], 900);
+    assert_eq!(turns[3]["usage"]["calls"][0]["cache_read_tokens"], 1000);
     assert_eq!(turns[1]["model"], "gemini-2.5-pro");
     let tail =
         // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
