@@ -43,7 +43,9 @@ impl Memory {
     /// when given, is the usage of the call that produced an assistant message (read it from a
     /// provider's own usage object with [`translate::read_usage`]); an Anthropic response object
     /// passed whole as the message brings its own `usage`, used when `usage` is `None`.
-    /// Assistant turns are stamped with `backend`'s provider and model.
+    /// Assistant turns are stamped with `backend`'s provider and model. A message with its own
+    /// `id` (an Anthropic response, a Responses item) is recorded under it, so recording it
+    /// again is a no-op (`duplicate`).
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] when the message is not in the format's shape, holds
@@ -64,9 +66,19 @@ impl Memory {
             }
             (usage, _) => usage,
         };
+        // The provider's own message id (an Anthropic response's `msg_…`, a Responses item's
+        // id) names the turn, so recording the same message twice (a retry) records it once.
+        let provider_id = message
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.trim().is_empty())
+            .map(str::to_owned);
         let mut turn = self.message_turn(session_id, message, backend)?;
         if usage.is_some() {
             turn.usage = usage;
+        }
+        if turn.id.is_none() {
+            turn.id = provider_id;
         }
         self.record_turn(session_id, &turn)
     }

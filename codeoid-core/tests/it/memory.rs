@@ -738,10 +738,16 @@ fn provider_usage_objects_reach_the_rotation_policy() {
                   "cache_creation_input_tokens": 500}
     });
     let out = memory
-        .record_message(&s, response, &anthropic, None)
+        .record_message(&s, response.clone(), &anthropic, None)
         .unwrap();
     let decision = out.decision.expect("an assistant turn gets a decision");
     assert_eq!(decision.tokens, Some(90_512), "{decision:?}");
+    // A retry of the same response is recorded once: the message id names the turn.
+    assert_eq!(out.recorded.turn_id, "msg_01");
+    let again = memory
+        .record_message(&s, response, &anthropic, None)
+        .unwrap();
+    assert!(again.recorded.duplicate);
     // OpenAI's usage counts cached tokens inside prompt_tokens.
     let chat = Backend::new(Format::OpenaiChat).with_model("gpt-5");
     let usage = read_usage(
