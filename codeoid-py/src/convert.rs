@@ -286,13 +286,21 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Count {
         }
         match obj.extract::<u64>() {
             Ok(n) => Ok(Count(n)),
-            Err(_) => Err(errors::invalid_input(
-                obj.py(),
-                format!(
-                    "{} is out of range; expected an integer from 0 to 2**64 - 1",
-                    obj.repr().map(|r| r.to_string()).unwrap_or_default()
-                ),
-            )),
+            Err(_) => {
+                let negative = obj.lt(0).unwrap_or(false);
+                Err(errors::invalid_input(
+                    obj.py(),
+                    format!(
+                        "{} is out of range; expected {}",
+                        obj.repr().map(|r| r.to_string()).unwrap_or_default(),
+                        if negative {
+                            "a non-negative integer (the argument's own range applies too)"
+                        } else {
+                            "an integer below 2**64"
+                        }
+                    ),
+                ))
+            }
         }
     }
 }

@@ -217,8 +217,10 @@ impl PyMemory {
             .is_none()
     }
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
+    fn __enter__(slf: Py<Self>, py: Python<'_>) -> PyResult<Py<Self>> {
+        // A closed memory raises here as every other method does.
+        slf.borrow(py).get(py)?;
+        Ok(slf)
     }
 
     #[pyo3(signature = (exc_type = None, exc_value = None, traceback = None))]

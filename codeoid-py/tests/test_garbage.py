@@ -169,6 +169,7 @@ def test_precise_messages_for_common_mistakes(memory: codeoid.Memory, session: c
     with pytest.raises(codeoid.InvalidInputError, match="-1 is out of range") as info:
         memory.timeline(limit=-1)
     assert "while processing 'limit'" in info.value.__notes__[0]
+    assert "expected a non-negative integer" in str(info.value)
     with pytest.raises(TypeError, match="non-negative int, got str"):
         memory.timeline(limit="3")  # type: ignore[arg-type]
     with pytest.raises(codeoid.InvalidInputError, match="usage: "):

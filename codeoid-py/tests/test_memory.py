@@ -126,6 +126,9 @@ def test_close_is_idempotent_and_later_calls_raise(memory: codeoid.Memory) -> No
         memory.session(session.id)
     with pytest.raises(ValueError, match="closed"):
         _ = memory.workspace_id
+    with pytest.raises(codeoid.InvalidInputError, match="closed"):
+        with memory:
+            pass
 
 
 def test_context_manager_closes_even_on_error(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:

@@ -133,7 +133,10 @@ pub fn read_part(input: &Value, recorded: Option<&Value>) -> Option<ReadPart> {
 pub fn disk_state(root: &Path, path: &StoredPath) -> DiskState {
     let Some(recorded) = &path.content_hash else {
         return DiskState::Unknown(
-            "no content hash was recorded for that read; imported sessions have none".to_owned(),
+            "no content hash was recorded for that read: imported sessions have none, and a \
+             live read has none when the file was missing, too large or outside the workspace \
+             root then"
+                .to_owned(),
         );
     };
     let file = if Path::new(&path.relative).is_absolute() {

@@ -155,8 +155,9 @@ fn imported_reads_have_no_hash_and_unknown_files_are_a_plain_answer() {
     );
     assert!(
         text.contains(
-            "\n- on disk: unknown (no content hash was recorded for that read; imported \
-             sessions have none)\n"
+            "\n- on disk: unknown (no content hash was recorded for that read: imported \
+             sessions have none, and a live read has none when the file was missing, too large \
+             or outside the workspace root then)\n"
         ),
         "{text}"
     );
