@@ -236,6 +236,7 @@ impl Registry {
         }
         let text = normalize(stdout);
         let input = Input {
+            command,
             text: &text,
             lines: text.lines().collect(),
             facts: Facts::new(

@@ -92,6 +92,20 @@ impl CommandShape {
     }
 }
 
+/// The words of each stage of `command`, quotes removed, nothing peeled or joined: for a rule
+/// that reads a command's own arguments (the pattern of a `grep`).
+pub(crate) fn stage_words(command: &str) -> Vec<Vec<String>> {
+    let mut stages = vec![Vec::new()];
+    for token in lex(command) {
+        match token {
+            Token::Word(word) => stages.last_mut().map_or((), |s| s.push(word)),
+            Token::Op(_) => stages.push(Vec::new()),
+        }
+    }
+    stages.retain(|s| !s.is_empty());
+    stages
+}
+
 fn push_pipeline(shape: &mut CommandShape, pipeline: Pipeline) {
     // `a && ;` or a trailing `;` leave an empty single stage behind: not a pipeline.
     if pipeline.stages.iter().any(|s| !s.is_empty()) {

@@ -17,7 +17,9 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::Input;
+use regex::Regex;
+
+use super::{Input, grep_query};
 use crate::compress::elision::{Output, by_extension, count_of, thousands};
 
 /// Parameters of the `grep` family.
@@ -182,10 +184,10 @@ fn grouped(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String>
         count_of(groups.len(), "file", "files")
     ));
     let mut loose = loose.into_iter().peekable();
-    let mut line_buf = String::new();
+    let mut cutter = LineCutter::new(params.max_line, input.command);
     for (n, group) in groups.iter().enumerate() {
         while let Some((_, line)) = loose.next_if(|(before, _)| *before <= n) {
-            write_line(&mut out, "", line, params.max_line, &mut line_buf);
+            cutter.write(&mut out, "", line);
         }
         if n == params.max_files {
             let rest = &groups[n..];
@@ -213,7 +215,7 @@ fn grouped(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String>
             count_of(group.matches, "match", "matches")
         ));
         for line in group.lines.iter().take(params.per_file) {
-            write_line(&mut out, "  ", line, params.max_line, &mut line_buf);
+            cutter.write(&mut out, "  ", line);
         }
         if group.lines.len() > params.per_file {
             let hidden = group.lines.len() - params.per_file;
@@ -229,7 +231,7 @@ fn grouped(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String>
         }
     }
     for (_, line) in loose {
-        write_line(&mut out, "", line, params.max_line, &mut line_buf);
+        cutter.write(&mut out, "", line);
     }
     Some(out.finish())
 }
@@ -259,9 +261,9 @@ fn plain(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String> {
         return None;
     }
     let mut out = Output::with_capacity(input.text.len() / 2);
-    let mut line_buf = String::new();
+    let mut cutter = LineCutter::new(params.max_line, input.command);
     for line in lines.iter().take(params.max_plain_lines) {
-        write_line(&mut out, "", line, params.max_line, &mut line_buf);
+        cutter.write(&mut out, "", line);
     }
     if lines.len() > params.max_plain_lines {
         let hidden = lines.len() - params.max_plain_lines;
@@ -282,21 +284,81 @@ fn plain(params: &Params, lines: &[&str], input: &Input<'_>) -> Option<String> {
     Some(out.finish())
 }
 
-/// Writes `indent` + `line`, cutting it after `max_line` characters with a count of the rest.
-fn write_line(out: &mut Output, indent: &str, line: &str, max_line: usize, buf: &mut String) {
-    buf.clear();
-    buf.push_str(indent);
-    match line.char_indices().nth(max_line) {
-        Some((cut_at, _)) => {
-            let rest = line[cut_at..].chars().count();
-            buf.push_str(&line[..cut_at]);
-            buf.push_str(" …[codeoid: ");
-            buf.push_str(&thousands(rest));
-            buf.push_str(" more characters elided]");
+/// Writes match lines, cutting those longer than `max_line` characters: after their first
+/// `max_line` characters, or, when the command's match lies beyond those, as their first third
+/// and a window that shows the match, with the characters elided on each side counted.
+struct LineCutter<'c> {
+    max_line: usize,
+    command: &'c str,
+    /// The command's patterns, compiled at the first long line.
+    query: Option<Vec<Regex>>,
+    buf: String,
+}
+
+impl<'c> LineCutter<'c> {
+    fn new(max_line: usize, command: &'c str) -> LineCutter<'c> {
+        LineCutter {
+            max_line,
+            command,
+            query: None,
+            buf: String::new(),
         }
-        None => buf.push_str(line),
     }
-    out.line(buf);
+
+    /// Writes `indent` + `line`, cut as the type says.
+    fn write(&mut self, out: &mut Output, indent: &str, line: &str) {
+        self.buf.clear();
+        self.buf.push_str(indent);
+        let Some((cut_at, _)) = line.char_indices().nth(self.max_line) else {
+            self.buf.push_str(line);
+            out.line(&self.buf);
+            return;
+        };
+        let far_match = self
+            .query
+            .get_or_insert_with(|| grep_query::query(self.command))
+            .iter()
+            .filter_map(|re| re.find(line).map(|m| m.start()))
+            .min()
+            .filter(|&at| at >= cut_at);
+        match far_match {
+            Some(at) => self.around(line, at),
+            None => {
+                self.buf.push_str(&line[..cut_at]);
+                elided(&mut self.buf, line[cut_at..].chars().count(), " more");
+            }
+        }
+        out.line(&self.buf);
+    }
+
+    /// Appends `line`'s first third and a window around the match at byte `at`.
+    fn around(&mut self, line: &str, at: usize) {
+        let total = line.chars().count();
+        let head = self.max_line / 3;
+        let matched = line[..at].chars().count();
+        let start = matched.saturating_sub(self.max_line / 6).max(head);
+        let end = (start + self.max_line - head).min(total);
+        let byte = |chars: usize| {
+            line.char_indices()
+                .nth(chars)
+                .map_or(line.len(), |(b, _)| b)
+        };
+        self.buf.push_str(&line[..byte(head)]);
+        elided(&mut self.buf, start - head, "");
+        self.buf.push('…');
+        self.buf.push_str(&line[byte(start)..byte(end)]);
+        if end < total {
+            elided(&mut self.buf, total - end, " more");
+        }
+    }
+}
+
+/// Appends ` …[codeoid: N{more} characters elided]`.
+fn elided(buf: &mut String, chars: usize, more: &str) {
+    buf.push_str(" …[codeoid: ");
+    buf.push_str(&thousands(chars));
+    buf.push_str(more);
+    buf.push_str(" characters elided]");
 }
 
 #[cfg(test)]
@@ -365,5 +427,32 @@ mod tests {
              [codeoid: 1 more line elided]\n[codeoid: 3 lines in all]\n"
         );
         assert!(compress(&Params::default(), &input_for("a: b\nc\n", &[])).is_none());
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_a_match_beyond_its_start() {
+        let json = format!("{{{}\"needle\": 1, \"z\": 2}}", "\"key\": 0, ".repeat(20));
+        let text = format!("conf/a.json:{json}\nconf/b.json:{json}\nconf/c.json:short needle\n");
+        let mut input = input_for(&text, &[]);
+        input.command = "grep -rn needle conf";
+        let params = Params {
+            max_line: 60,
+            ..small()
+        };
+        let out = compress(&params, &input).unwrap();
+        let a = out.lines().nth(2).unwrap();
+        assert_eq!(
+            a,
+            "  {\"key\": 0, \"key\": 0, …[codeoid: 172 characters elided]…key\": 0, \"needle\": \
+             1, \"z\": 2}"
+        );
+        // Without a query the cut is after the first characters, as for a match within them.
+        let mut plain = input_for(&text, &[]);
+        plain.command = "";
+        assert!(
+            compress(&params, &plain)
+                .unwrap()
+                .contains(" …[codeoid: 161 more characters elided]")
+        );
     }
 }

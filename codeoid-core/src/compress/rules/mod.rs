@@ -13,6 +13,7 @@ mod git_diff;
 mod git_log;
 mod git_status;
 mod grep;
+mod grep_query;
 mod head_tail;
 mod listing;
 mod ls;
@@ -28,6 +29,8 @@ use crate::error::{Error, Result};
 
 /// What a family reads.
 pub(crate) struct Input<'a> {
+    /// The command line that printed the output.
+    pub(crate) command: &'a str,
     /// The normalized output.
     pub(crate) text: &'a str,
     /// `text` split into lines, without line terminators.
@@ -115,6 +118,7 @@ pub(crate) mod tests {
         let owned: Vec<String> = facts.iter().map(|p| (*p).to_owned()).collect();
         let facts: &'static FactSet = Box::leak(Box::new(FactSet::new("test", &owned).unwrap()));
         Input {
+            command: "",
             text,
             lines: text.lines().collect(),
             facts: Facts::new(vec![facts]),

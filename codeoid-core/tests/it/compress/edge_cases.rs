@@ -245,6 +245,30 @@ fn chained_commands_keep_the_facts_of_each_of_their_rules() {
 }
 
 #[test]
+fn a_match_far_into_a_long_line_is_shown() {
+    let registry = Registry::builtin().unwrap();
+    let out: String = (0..5)
+        .map(|n| {
+            let keys: String = (0..120).map(|k| format!("\"key{k}\": {k}, ")).collect();
+            format!("conf{n}.json:{{{keys}\"needle\": true}}\n")
+        })
+        .collect();
+    let compressed = registry
+        .compress(
+            "grep -rn needle conf0.json conf1.json conf2.json conf3.json conf4.json",
+            out.as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(compressed.rule, "grep");
+    assert_eq!(
+        compressed.text.matches("\"needle\": true}").count(),
+        5,
+        "{}",
+        compressed.text
+    );
+}
+
+#[test]
 fn nul_delimited_output_passes_through_whole() {
     let registry = Registry::builtin().unwrap();
     let mut status = String::from("UU src/conflict.rs\0R  src/new.rs\0src/old.rs\0");
