@@ -60,8 +60,12 @@ fn write_grouped(params: &Params, paths: &[Cow<'_, str>], input: &Input<'_>, out
     let mut groups: Vec<Group<'_>> = Vec::with_capacity(order.len());
     for dir in &order {
         let list = members.get(dir).map(Vec::as_slice).unwrap_or_default();
-        let entries = list
+        let entries: Vec<Entry<'_>> = list
             .iter()
+            // A top-level directory that has a group of its own (`find .` prints `.` first,
+            // `find src` prints `src`) is named by that group's header: listing it under `./`
+            // too would show the root as a child of itself.
+            .filter(|&&(full, _)| !(dir.is_empty() && members.contains_key(full)))
             .map(|&(full, name)| {
                 let text: Cow<'_, str> = if dirs.contains(full) {
                     Cow::Owned(format!("{name}/"))
@@ -75,6 +79,9 @@ fn write_grouped(params: &Params, paths: &[Cow<'_, str>], input: &Input<'_>, out
                 }
             })
             .collect();
+        if entries.is_empty() {
+            continue;
+        }
         let header = if dir.is_empty() {
             "./".to_owned()
         } else {
@@ -165,6 +172,14 @@ mod tests {
             out,
             "./\n  src/\n  README.md\n./src/\n  a.rs\n  sub/\n  c.rs\n./src/sub/\n  b.rs\n"
         );
+        // `find .` prints the root first: it is the `./` group, not a child of it.
+        let rooted = format!(".\n{text}");
+        let again = compress(&Params::default(), &input_for(&rooted, &[])).unwrap();
+        assert_eq!(again, out);
+        // So is `find src`'s `src`, named by its group's header.
+        let named = "src\nsrc/a.rs\nsrc/b.rs\n";
+        let out = compress(&Params::default(), &input_for(named, &[])).unwrap();
+        assert_eq!(out, "src/\n  a.rs\n  b.rs\n");
     }
 
     #[test]
