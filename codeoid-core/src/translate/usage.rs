@@ -78,6 +78,17 @@ fn provider_usage(format: Format, value: &Value) -> std::result::Result<Usage, S
             Err(format!("it has no {key}"))
         }
     };
+    // OpenAI counts the cached tokens inside its input total.
+    let cached_inside = |input: &str, cached: &[&str], output: &str| {
+        require(input)?;
+        let cached = count(cached)?;
+        Ok::<_, String>(CallUsage {
+            input_tokens: count(&[input])?.saturating_sub(cached),
+            output_tokens: count(&[output])?,
+            cache_read_tokens: cached,
+            ..CallUsage::default()
+        })
+    };
     let call = match format {
         Format::Anthropic => {
             require("input_tokens")?;
@@ -89,26 +100,16 @@ fn provider_usage(format: Format, value: &Value) -> std::result::Result<Usage, S
                 ..CallUsage::default()
             }
         }
-        Format::OpenaiChat => {
-            require("prompt_tokens")?;
-            let cached = count(&["prompt_tokens_details", "cached_tokens"])?;
-            CallUsage {
-                input_tokens: count(&["prompt_tokens"])?.saturating_sub(cached),
-                output_tokens: count(&["completion_tokens"])?,
-                cache_read_tokens: cached,
-                ..CallUsage::default()
-            }
-        }
-        Format::OpenaiResponses => {
-            require("input_tokens")?;
-            let cached = count(&["input_tokens_details", "cached_tokens"])?;
-            CallUsage {
-                input_tokens: count(&["input_tokens"])?.saturating_sub(cached),
-                output_tokens: count(&["output_tokens"])?,
-                cache_read_tokens: cached,
-                ..CallUsage::default()
-            }
-        }
+        Format::OpenaiChat => cached_inside(
+            "prompt_tokens",
+            &["prompt_tokens_details", "cached_tokens"],
+            "completion_tokens",
+        )?,
+        Format::OpenaiResponses => cached_inside(
+            "input_tokens",
+            &["input_tokens_details", "cached_tokens"],
+            "output_tokens",
+        )?,
         Format::Gemini => {
             require("promptTokenCount")?;
             let cached = count(&["cachedContentTokenCount"])?;
