@@ -3,30 +3,18 @@
 
 use codeoid_core::Memory;
 use codeoid_core::canonical::{EpisodeKind, Turn};
-use codeoid_core::retrieve::{EmbeddingConfig, ModelChoice, RecallQuery};
+use codeoid_core::retrieve::RecallQuery;
 use codeoid_core::store::{Lineage, LineageKind, NewSession};
 use serde_json::json;
 
 use super::{exchange, open_in, session};
 use crate::store::{at, call, result};
+use crate::tools::lexical_config;
 
 /// What the subagent found; long enough to be compared (short answers never are).
 const ANSWER: &str = "The zephyr tokenizer builds a lattice of candidate splits, scores every \
                       path through the lattice and keeps the cheapest; the cost table lives in \
                       src/lattice/costs.rs.";
-
-fn lexical(dir: &std::path::Path) -> Memory {
-    open_in(
-        dir,
-        codeoid_core::MemoryConfig {
-            embedding: EmbeddingConfig {
-                model: ModelChoice::Disabled,
-                ..EmbeddingConfig::default()
-            },
-            ..codeoid_core::MemoryConfig::default()
-        },
-    )
-}
 
 /// A session with `lineage` that makes a tool call and then answers [`ANSWER`]; returns the
 /// answer's episode id.
@@ -89,7 +77,7 @@ fn hit_ids(memory: &Memory, query: &str, limit: usize) -> Vec<String> {
 #[test]
 fn a_subagent_answer_and_its_parents_task_result_are_one_hit() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = lexical(dir.path());
+    let memory = open_in(dir.path(), lexical_config());
     let parent = session(&memory, "main");
     let task = exchange(
         &memory,
