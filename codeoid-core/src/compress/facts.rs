@@ -13,8 +13,7 @@
 //!
 //! Rules use [`Facts::is_fact`] to protect lines (a rule's own [`FactSet`], plus those of the
 //! other rules a command line runs); tests and benchmarks use [`Facts::missing`] to prove none
-//! was lost. This module does not decide what else a rule
-//! keeps.
+//! was lost. This module does not decide what else a rule keeps.
 
 use std::collections::HashSet;
 
