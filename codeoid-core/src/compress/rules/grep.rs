@@ -314,15 +314,16 @@ impl<'c> LineCutter<'c> {
             out.line(&self.buf);
             return;
         };
+        // The first match, when it does not end within the characters a plain cut keeps.
         let far_match = self
             .query
             .get_or_insert_with(|| grep_query::query(self.command))
             .iter()
-            .filter_map(|re| re.find(line).map(|m| m.start()))
-            .min()
-            .filter(|&at| at >= cut_at);
+            .filter_map(|re| re.find(line))
+            .min_by_key(|m| m.start())
+            .filter(|m| m.end() > cut_at);
         match far_match {
-            Some(at) => self.around(line, at),
+            Some(m) => self.around(line, m.start()),
             None => {
                 self.buf.push_str(&line[..cut_at]);
                 elided(&mut self.buf, line[cut_at..].chars().count(), " more");
@@ -427,6 +428,23 @@ mod tests {
              [codeoid: 1 more line elided]\n[codeoid: 3 lines in all]\n"
         );
         assert!(compress(&Params::default(), &input_for("a: b\nc\n", &[])).is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_match_in_a_long_line_is_always_shown(
+            prefix in "[a-zé€ ]{0,400}",
+            suffix in "[a-zé€ ]{0,400}",
+            max_line in 36usize..300,
+        ) {
+            let text = format!("f.json:{prefix}needle{suffix}\ng.json:x\n");
+            let mut input = input_for(&text, &[]);
+            input.command = "grep -rn needle .";
+            let params = Params { max_line, ..Params::default() };
+            if let Some(out) = compress(&params, &input) {
+                proptest::prop_assert!(out.contains("needle"), "{}", out);
+            }
+        }
     }
 
     #[test]

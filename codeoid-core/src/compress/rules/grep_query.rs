@@ -198,6 +198,13 @@ mod tests {
         assert_eq!(found("grep 'a(b' f", "xa(b"), Some(1));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_command_line_reads_without_panicking(command in "(grep|rg|git grep|fgrep) .{0,60}") {
+            let _ = query(&command);
+        }
+    }
+
     #[test]
     fn commands_without_a_search_give_nothing() {
         assert!(query("cargo test").is_empty());
