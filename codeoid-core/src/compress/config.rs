@@ -98,6 +98,11 @@ pub struct RuleSpec {
     /// captured text must survive); `@diagnostics` names [`super::DIAGNOSTICS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facts: Option<Vec<String>>,
+    /// Output patterns, one line each, that recognise this rule's output behind a command no
+    /// rule knows (`make test` running `cargo test`): where the fallback would apply, the first
+    /// rule with a line matching one of them applies instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detect: Option<Vec<String>>,
     /// Output below this many bytes passes through; defaults to the global `min_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_bytes: Option<usize>,
@@ -120,6 +125,9 @@ impl RuleSpec {
         }
         if patch.facts.is_some() {
             self.facts.clone_from(&patch.facts);
+        }
+        if patch.detect.is_some() {
+            self.detect.clone_from(&patch.detect);
         }
         if patch.min_bytes.is_some() {
             self.min_bytes = patch.min_bytes;

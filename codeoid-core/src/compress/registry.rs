@@ -13,7 +13,9 @@
 //!    cargo test` is `cargo-test`);
 //! 3. output under the rule's `min_bytes` passes through, and so does NUL-delimited output
 //!    (`find -print0`, `git status -z`); binary output is replaced by one line saying what it
-//!    was;
+//!    was; where the fallback applies to a command no rule knows, a rule whose `detect`
+//!    patterns match a line of the output applies instead (`make test` running `pytest`) when
+//!    it saves enough, else the fallback with that rule's facts;
 //! 4. the rule's family runs on the normalized text ([`super::terminal`]); when it finds
 //!    nothing to cut, the normalized text itself is the candidate (colour codes removed);
 //! 5. the result is used only when it saves at least `min_saving` of the bytes, hint included.
@@ -108,6 +110,8 @@ pub struct RuleInfo {
 struct Rule {
     info: RuleInfo,
     commands: Regex,
+    /// Recognises this rule's output behind an unknown command (multi-line mode).
+    detect: Option<Regex>,
     facts: FactSet,
     compiled: Compiled,
     min_bytes: usize,
@@ -222,11 +226,10 @@ impl Registry {
     /// Compresses `stdout` of `command`. `None` means "show the raw output": too small, piped,
     /// not recognised, or not worth it.
     pub fn compress(&self, command: &str, stdout: &[u8]) -> Option<Compressed> {
-        let Selection::Rule { index, also } = self.select(command) else {
+        let Selection::Rule { index, mut also } = self.select(command) else {
             return None;
         };
-        let rule = &self.rules[index];
-        if stdout.len() < rule.min_bytes {
+        if stdout.len() < self.rules[index].min_bytes {
             return None;
         }
         match classify(stdout) {
@@ -235,13 +238,38 @@ impl Registry {
             Content::Binary => return self.binary.then(|| binary(stdout)),
         }
         let text = normalize(stdout);
+        // A command no rule knows may run one that has a rule (`make test`, a test script):
+        // that rule reads the output when it saves enough (a build log around the run may be
+        // most of it), else the fallback keeps that rule's facts too.
+        if Some(index) == self.fallback && also.is_empty() {
+            if let Some(detected) = self.detect(&text) {
+                if let Some(compressed) = self.apply(detected, &[], command, &text, stdout) {
+                    return Some(compressed);
+                }
+                also.push(detected);
+            }
+        }
+        self.apply(index, &also, command, &text, stdout)
+    }
+
+    /// Rule `index`, lent the facts of the rules `also`, on `text` (the normalized `stdout`);
+    /// `None` when it does not save `min_saving` of the bytes.
+    fn apply(
+        &self,
+        index: usize,
+        also: &[usize],
+        command: &str,
+        text: &str,
+        stdout: &[u8],
+    ) -> Option<Compressed> {
+        let rule = &self.rules[index];
         let input = Input {
             command,
-            text: &text,
+            text,
             lines: text.lines().collect(),
             facts: Facts::new(
                 std::iter::once(index)
-                    .chain(also)
+                    .chain(also.iter().copied())
                     .map(|i| &self.rules[i].facts)
                     .collect(),
             ),
@@ -251,7 +279,7 @@ impl Registry {
         let body = match rule.compiled.compress(&input) {
             Some(body) => body,
             None if text.len() < stdout.len() => {
-                let mut plain = text.into_owned();
+                let mut plain = text.to_owned();
                 if !plain.is_empty() && !plain.ends_with('\n') {
                     plain.push('\n');
                 }
@@ -295,6 +323,13 @@ impl Registry {
                 ))
             })?;
         Ok(found.facts.missing(&normalize(stdout), compressed_text))
+    }
+
+    /// The first rule whose `detect` patterns match a line of `text`.
+    fn detect(&self, text: &str) -> Option<usize> {
+        self.rules
+            .iter()
+            .position(|r| r.detect.as_ref().is_some_and(|re| re.is_match(text)))
     }
 
     fn select(&self, command: &str) -> Selection {
@@ -361,6 +396,20 @@ impl Rule {
         let joined: Vec<String> = commands.iter().map(|c| format!("(?:{c})")).collect();
         let matcher = compile(&name, "command", &joined.join("|"))?;
         let facts = FactSet::new(&name, spec.facts.as_deref().unwrap_or_default())?;
+        let detect = match spec.detect.as_deref() {
+            None | Some([]) => None,
+            Some(patterns) => {
+                for pattern in patterns {
+                    compile(&name, "detect", pattern)?;
+                }
+                let joined: Vec<String> = patterns.iter().map(|p| format!("(?:{p})")).collect();
+                Some(compile(
+                    &name,
+                    "detect",
+                    &format!("(?m){}", joined.join("|")),
+                )?)
+            }
+        };
         let compiled = Compiled::new(&name, family, &spec.params)?;
         Ok(Rule {
             info: RuleInfo {
@@ -369,6 +418,7 @@ impl Rule {
                 commands,
             },
             commands: matcher,
+            detect,
             facts,
             compiled,
             min_bytes: spec.min_bytes.unwrap_or(default_min_bytes),

@@ -486,6 +486,10 @@ fn bad_configs_fail_at_load_with_the_rule_named() {
             r#"{"rules":[{"name":"ls","params":{"per_directory":3}}]}"#,
             "\"ls\" has invalid params",
         ),
+        (
+            r#"{"rules":[{"name":"cargo-test","detect":["[a-"]}]}"#,
+            "invalid detect pattern \"[a-\"",
+        ),
         (r#"{"disable":["nope"]}"#, "disable names rule \"nope\""),
         (r#"{"fallback":"nope"}"#, "fallback rule \"nope\""),
         (

@@ -162,6 +162,55 @@ fn fixture_commands_select_the_rule_of_their_directory() {
     }
 }
 
+/// A test runner behind a command no rule knows (`make test`, a script) is recognised by its
+/// output: every runner fixture compresses as it does under its own command.
+#[test]
+fn wrapped_test_runners_are_recognised_by_their_output() {
+    let registry = Registry::builtin().unwrap();
+    let runners = [
+        "cargo-test",
+        "pytest",
+        "go-test",
+        "jest",
+        "js-test",
+        "rspec",
+    ];
+    let mut seen = 0;
+    for case in cases()
+        .iter()
+        .filter(|c| runners.contains(&c.rule_dir.as_str()))
+    {
+        let Some(direct) = registry.compress(&case.meta.command, &case.input) else {
+            continue;
+        };
+        for wrapper in ["make test", "./scripts/run-tests.sh --ci"] {
+            let at = format!("{}/{} under {wrapper:?}", case.rule_dir, case.name);
+            let wrapped = registry
+                .compress(wrapper, &case.input)
+                .unwrap_or_else(|| panic!("{at}: not compressed"));
+            // `npm test` running jest is read by the jest rule: the same drops.
+            assert!(
+                runners.contains(&wrapped.rule.as_str()),
+                "{at}: {}",
+                wrapped.rule
+            );
+            if wrapped.rule == direct.rule {
+                assert_eq!(wrapped.text, direct.text, "{at}");
+            } else {
+                assert!(wrapped.kept_ratio <= direct.kept_ratio + 0.05, "{at}");
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen >= 12, "{seen} runner fixtures compressed");
+    // Output of no runner keeps the fallback.
+    let build: String = (0..200).map(|n| format!("cc -c unit{n}.c\n")).collect();
+    assert_eq!(
+        registry.compress("make", build.as_bytes()).unwrap().rule,
+        "head-tail"
+    );
+}
+
 #[test]
 fn passthrough_cases_pass_through_and_others_compress() {
     let registry = Registry::builtin().unwrap();

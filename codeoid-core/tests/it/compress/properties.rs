@@ -106,9 +106,13 @@ proptest! {
         for (rule, command) in RULE_COMMANDS {
             prop_assert_eq!(registry.rule_for(command), Some(*rule));
             if let Some(compressed) = registry.compress(command, input.as_bytes()) {
-                prop_assert_eq!(&compressed.rule, rule);
-                let missing = registry.missing_facts(rule, input.as_bytes(), &compressed.text).unwrap();
-                prop_assert!(missing.is_empty(), "{} lost {:?}", rule, missing);
+                // Behind `make`, a test runner's output may be recognised and read by its rule.
+                let used = compressed.rule.as_str();
+                prop_assert!(used == *rule || *rule == "head-tail", "{} used {}", rule, used);
+                for checked in [*rule, used] {
+                    let missing = registry.missing_facts(checked, input.as_bytes(), &compressed.text).unwrap();
+                    prop_assert!(missing.is_empty(), "{} ({}) lost {:?}", rule, checked, missing);
+                }
                 prop_assert!(!compressed.text.contains('\x1b'), "colour codes in {}", rule);
             }
         }
