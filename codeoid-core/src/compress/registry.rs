@@ -23,7 +23,7 @@
 //! The registry never stores anything and never sees stderr: see [`super::runner`] for the
 //! store-first execution path.
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use super::command::CommandShape;
 use super::config::{Config, Family, RuleSpec, builtin_rules};
@@ -110,8 +110,9 @@ pub struct RuleInfo {
 struct Rule {
     info: RuleInfo,
     commands: Regex,
-    /// Recognises this rule's output behind an unknown command (multi-line mode).
-    detect: Option<Regex>,
+    /// The patterns that recognise this rule's output behind an unknown command, compiled
+    /// once to check them and kept as sources (multi-line mode) for the registry's set.
+    detect: Vec<String>,
     facts: FactSet,
     compiled: Compiled,
     min_bytes: usize,
@@ -122,6 +123,8 @@ struct Rule {
 pub struct Registry {
     rules: Vec<Rule>,
     fallback: Option<usize>,
+    /// Every rule's `detect` patterns in one set, with the rule each belongs to.
+    detect: Option<(RegexSet, Vec<usize>)>,
     min_saving: f64,
     compress_piped: bool,
     binary: bool,
@@ -200,9 +203,23 @@ impl Registry {
                 ))
             })?),
         };
+        let owners: Vec<usize> = (0..rules.len())
+            .flat_map(|i| std::iter::repeat_n(i, rules[i].detect.len()))
+            .collect();
+        let detect = if owners.is_empty() {
+            None
+        } else {
+            let set = RegexSet::new(rules.iter().flat_map(|r| &r.detect)).map_err(|e| {
+                Error::invalid_input(format!(
+                    "the rules' detect patterns do not compile together: {e}; make them smaller"
+                ))
+            })?;
+            Some((set, owners))
+        };
         Ok(Registry {
             rules,
             fallback,
+            detect,
             min_saving: config.min_saving,
             compress_piped: config.compress_piped,
             binary: config.binary,
@@ -325,11 +342,13 @@ impl Registry {
         Ok(found.facts.missing(&normalize(stdout), compressed_text))
     }
 
-    /// The first rule whose `detect` patterns match a line of `text`.
+    /// The first rule whose `detect` patterns match a line of `text` (one pass over it).
     fn detect(&self, text: &str) -> Option<usize> {
-        self.rules
+        let (set, owners) = self.detect.as_ref()?;
+        set.matches(text)
             .iter()
-            .position(|r| r.detect.as_ref().is_some_and(|re| re.is_match(text)))
+            .map(|pattern| owners[pattern])
+            .min()
     }
 
     fn select(&self, command: &str) -> Selection {
@@ -396,20 +415,14 @@ impl Rule {
         let joined: Vec<String> = commands.iter().map(|c| format!("(?:{c})")).collect();
         let matcher = compile(&name, "command", &joined.join("|"))?;
         let facts = FactSet::new(&name, spec.facts.as_deref().unwrap_or_default())?;
-        let detect = match spec.detect.as_deref() {
-            None | Some([]) => None,
-            Some(patterns) => {
-                for pattern in patterns {
-                    compile(&name, "detect", pattern)?;
-                }
-                let joined: Vec<String> = patterns.iter().map(|p| format!("(?:{p})")).collect();
-                Some(compile(
-                    &name,
-                    "detect",
-                    &format!("(?m){}", joined.join("|")),
-                )?)
-            }
-        };
+        let detect = spec
+            .detect
+            .iter()
+            .flatten()
+            .map(|pattern| {
+                compile(&name, "detect", pattern).map(|re| format!("(?m){}", re.as_str()))
+            })
+            .collect::<Result<Vec<String>>>()?;
         let compiled = Compiled::new(&name, family, &spec.params)?;
         Ok(Rule {
             info: RuleInfo {
