@@ -46,8 +46,12 @@ pub(crate) fn classify(bytes: &[u8]) -> Content {
     if head.contains(&0) {
         let other_control = head.iter().any(|&b| b != 0 && is_binary_byte(b));
         let runs = head.first() == Some(&0) || head.windows(2).any(|w| w == [0, 0]);
-        if !other_control && !runs && !mostly_undecodable(head) {
-            return Content::NulDelimited;
+        if !other_control && !runs {
+            return if mostly_undecodable(head) {
+                Content::Binary
+            } else {
+                Content::NulDelimited
+            };
         }
     }
     // Such bytes must be more than one in ten of the head and of the whole output (the whole is
