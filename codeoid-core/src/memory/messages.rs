@@ -224,27 +224,24 @@ impl Memory {
     /// their own response. The whole turn when every call was answered (a repeated response
     /// pairs as it did before); `None` when the session has no assistant turn.
     fn open_calls(&self, session: &Session) -> Result<Option<Turn>> {
-        let turns = self.turns_from_latest_assistant(session)?;
-        let Some((latest, after)) = turns.split_first() else {
+        let mut turns = self.turns_from_latest_assistant(session)?.into_iter();
+        let Some(mut latest) = turns.next() else {
             return Ok(None);
         };
-        let answered: HashSet<&str> = after
-            .iter()
-            .flat_map(|t| &t.parts)
+        let answered: HashSet<String> = turns
+            .flat_map(|t| t.parts)
             .filter_map(|p| match p {
-                Part::ToolResult(result) => Some(result.call_id.as_str()),
+                Part::ToolResult(result) => Some(result.call_id),
                 _ => None,
             })
             .collect();
-        let is_answered =
-            |p: &Part| matches!(p, Part::ToolCall(call) if answered.contains(call.id.as_str()));
-        let mut open = latest.clone();
-        open.parts.retain(|p| !is_answered(p));
-        if open.parts.iter().any(|p| matches!(p, Part::ToolCall(_))) {
-            Ok(Some(open))
-        } else {
-            Ok(Some(latest.clone()))
+        let is_open = |p: &Part| matches!(p, Part::ToolCall(call) if !answered.contains(&call.id));
+        if latest.parts.iter().any(is_open) {
+            latest
+                .parts
+                .retain(|p| !matches!(p, Part::ToolCall(_)) || is_open(p));
         }
+        Ok(Some(latest))
     }
 }
 
