@@ -15,7 +15,7 @@
 use serde::Deserialize;
 
 use super::Input;
-use crate::compress::elision::{Output, thousands};
+use crate::compress::elision::{Output, marker_text, thousands};
 
 /// Parameters of the `head_tail` family.
 #[derive(Debug, Clone, Deserialize)]
@@ -82,58 +82,64 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
             continue;
         }
         if let Some((first, end)) = gap.take() {
-            close_gap(&mut out, &runs[first..end], params.max_repeats);
+            close_gap(&mut out, &runs[first..end]);
         }
         emit_run_parts(&mut out, run.line, run.len, params.max_repeats);
     }
     if let Some((first, end)) = gap {
-        close_gap(&mut out, &runs[first..end], params.max_repeats);
+        close_gap(&mut out, &runs[first..end]);
     }
     Some(out.finish())
 }
 
-/// Writes a marker for `gap`, or its lines when they are no longer than the marker would be.
-fn close_gap(out: &mut Output, gap: &[Run<'_>], max_repeats: usize) {
+/// Writes a marker for `gap`, or its lines (every repeat) when they are no longer than the
+/// marker would be.
+fn close_gap(out: &mut Output, gap: &[Run<'_>]) {
     let (Some(first), Some(last)) = (gap.first(), gap.last()) else {
         return;
     };
     let (start, end) = (first.start, last.start + last.len);
-    let bytes: usize = gap
-        .iter()
-        .map(|r| (r.line.len() + 1) * r.len.min(max_repeats.max(1)))
-        .sum();
-    if bytes <= LINES_MARKER_BYTES && gap.iter().all(|r| r.len <= max_repeats.max(1)) {
-        gap.iter()
-            .for_each(|r| emit_run_parts(out, r.line, r.len, max_repeats));
+    let marker = lines_marker_text(start, end);
+    let bytes: usize = gap.iter().map(|r| (r.line.len() + 1) * r.len).sum();
+    if bytes <= marker.len() + 1 {
+        for run in gap {
+            (0..run.len).for_each(|_| out.line(run.line));
+        }
     } else {
-        lines_marker(out, start, end);
+        out.line(&marker);
     }
 }
 
-/// About the length of a `[codeoid: N lines elided (output lines A–B)]` marker.
-const LINES_MARKER_BYTES: usize = 55;
-
-/// Writes a run: its line up to `max_repeats` times, then a count of the remaining repeats.
+/// Writes a run: its line up to `max_repeats` times, then a count of the remaining repeats,
+/// unless writing those repeats takes no more room than the count.
 fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) {
     let shown = len.min(max_repeats.max(1));
+    let marker = marker_text(len - shown, REPEATS, "");
+    let shown = if (line.len() + 1) * (len - shown) <= marker.len() + 1 {
+        len
+    } else {
+        shown
+    };
     for _ in 0..shown {
         out.line(line);
     }
     if len > shown {
-        out.marker("", len - shown, "repeats of the line above");
+        out.line(&marker);
     }
 }
 
+/// What a count of collapsed repeats is a count of.
+const REPEATS: &str = "repeats of the line above";
+
 /// `[codeoid: 920 lines elided (output lines 41–960)]`, with 1-based, inclusive numbers of the
 /// lines of the output (for `sed -n 300,600p` or `tail`, not the file's line numbers).
-fn lines_marker(out: &mut Output, start: usize, end: usize) {
+fn lines_marker_text(start: usize, end: usize) -> String {
     let detail = format!("output lines {}–{}", thousands(start + 1), thousands(end));
-    out.marker_with(
-        "",
+    marker_text(
         end - start,
         if end - start == 1 { "line" } else { "lines" },
         &detail,
-    );
+    )
 }
 
 fn runs<'a>(lines: &[&'a str]) -> Vec<Run<'a>> {
@@ -240,6 +246,27 @@ mod tests {
         assert_eq!(
             out,
             "start\nsame\nsame\n[codeoid: 998 repeats of the line above elided]\nend\n"
+        );
+    }
+
+    #[test]
+    fn a_marker_never_replaces_fewer_bytes_than_it_takes() {
+        // Eight repeats of a two-byte line, two shown: the six left (12 bytes) are shorter than
+        // their count's marker, so they stay.
+        let text = format!("start\n{}end\nz", "x\n".repeat(8));
+        let input = input_for(&text, &[]);
+        let out = compress(&params(10, 10), &input).unwrap();
+        assert_eq!(out, format!("start\n{}end\nz\n", "x\n".repeat(8)));
+        // A gap of nine one-byte lines (18 bytes) stays whole: its marker would be longer.
+        let short = "abcdefghijk".chars().map(String::from).collect::<Vec<_>>().join("\n");
+        let out = compress(&params(1, 1), &input_for(&short, &[])).unwrap();
+        assert_eq!(out, format!("{short}\n"));
+        // Nine ten-byte lines (99 bytes) take the marker.
+        let long = (0..11).map(|i| format!("line {i:05}")).collect::<Vec<_>>().join("\n");
+        let out = compress(&params(1, 1), &input_for(&long, &[])).unwrap();
+        assert_eq!(
+            out,
+            "line 00000\n[codeoid: 9 lines elided (output lines 2–10)]\nline 00010\n"
         );
     }
 }
