@@ -9,9 +9,10 @@
 //! - `GIT binary patch` data;
 //! - runs of unchanged context longer than `max_context` (they only occur with `-U<n>` or
 //!   `--function-context`): the middle of the run;
-//! - hunks still longer than `max_hunk_lines` rows once their context is shortened: the middle
-//!   of the hunk, with its `+`/`-` counts (shortening first keeps the changed lines of a
-//!   `-U100` hunk);
+//! - hunks still longer than `max_hunk_lines` rows once their context is shortened: first their
+//!   context again, to one line around each change, then the middle of the hunk, with its
+//!   `+`/`-` counts (shortening first keeps the changed lines of a `-U100` hunk, and the rows
+//!   the cut keeps are changes more than context);
 //! - the hunks of a file after its first `max_file_lines` rows of hunks (their headers stay).
 //!
 //! Returns nothing when nothing was cut.
@@ -19,7 +20,7 @@
 use serde::Deserialize;
 
 use super::Input;
-use crate::compress::elision::{Output, count_of, thousands};
+use crate::compress::elision::{Output, count_of, marker_text, thousands};
 
 /// Parameters of the `git_diff` family.
 #[derive(Debug, Clone, Deserialize)]
@@ -304,9 +305,18 @@ impl Row<'_> {
 /// what remains is still too long, so the changed lines are what a long hunk keeps. Returns
 /// whether anything was cut and how many rows were written.
 fn emit_hunk(params: &Params, body: &[&str], out: &mut Output) -> (bool, usize) {
-    let rows = shorten_context(params, body);
-    let shortened = rows.len() < body.len();
     let (head, tail) = (params.hunk_head, params.hunk_tail);
+    let mut rows = shorten_context(params.max_context, params.context, body);
+    if rows.len() > params.max_hunk_lines && head + tail < rows.len() {
+        // Still too long: one line of context around each change, so the rows the cut keeps
+        // hold changes rather than context (a `-U10` hunk of many small edits).
+        rows = shorten_context(
+            params.max_context.min(TIGHT_MAX_CONTEXT),
+            params.context.min(TIGHT_CONTEXT),
+            body,
+        );
+    }
+    let shortened = rows.len() < body.len();
     if rows.len() <= params.max_hunk_lines || head + tail >= rows.len() {
         rows.iter().for_each(|row| emit_row(row, out));
         return (shortened, rows.len());
@@ -329,13 +339,20 @@ fn emit_hunk(params: &Params, body: &[&str], out: &mut Output) -> (bool, usize) 
 fn emit_row(row: &Row<'_>, out: &mut Output) {
     match row {
         Row::Line(line) => out.line(line),
-        Row::Unchanged(n) => out.marker("", *n, "unchanged lines"),
+        Row::Unchanged(n) => out.marker("", *n, UNCHANGED),
     }
 }
 
+/// Context kept around each change of a hunk that is too long even with `context` lines.
+const TIGHT_CONTEXT: usize = 1;
+
+/// Longest run of unchanged lines kept whole in a hunk that is too long even with `context`.
+const TIGHT_MAX_CONTEXT: usize = 2;
+
 /// The rows of a hunk body with runs of unchanged lines longer than `max_context` shortened
-/// to `context` lines on each side of a marker (none at the hunk's edges).
-fn shorten_context<'a>(params: &Params, body: &[&'a str]) -> Vec<Row<'a>> {
+/// to `context` lines on each side of a marker (none at the hunk's edges), where the marker is
+/// shorter than the lines it stands for.
+fn shorten_context<'a>(max_context: usize, context: usize, body: &[&'a str]) -> Vec<Row<'a>> {
     let mut rows = Vec::with_capacity(body.len());
     let mut i = 0;
     while i < body.len() {
@@ -349,9 +366,10 @@ fn shorten_context<'a>(params: &Params, body: &[&'a str]) -> Vec<Row<'a>> {
             i += 1;
         }
         let run = &body[start..i];
-        let keep_before = if start == 0 { 0 } else { params.context };
-        let keep_after = if i == body.len() { 0 } else { params.context };
-        if run.len() > params.max_context && run.len() > keep_before + keep_after + 1 {
+        let keep_before = if start == 0 { 0 } else { context };
+        let keep_after = if i == body.len() { 0 } else { context };
+        let long = run.len() > max_context && run.len() > keep_before + keep_after + 1;
+        if long && shorter_as_marker(&run[keep_before..run.len() - keep_after]) {
             rows.extend(run[..keep_before].iter().map(|l| Row::Line(l)));
             rows.push(Row::Unchanged(run.len() - keep_before - keep_after));
             rows.extend(run[run.len() - keep_after..].iter().map(|l| Row::Line(l)));
@@ -361,6 +379,15 @@ fn shorten_context<'a>(params: &Params, body: &[&'a str]) -> Vec<Row<'a>> {
     }
     rows
 }
+
+/// Whether a marker for `lines` takes fewer bytes than the lines themselves.
+fn shorter_as_marker(lines: &[&str]) -> bool {
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    bytes > marker_text(lines.len(), UNCHANGED, "").len() + 1
+}
+
+/// What an [`Row::Unchanged`] marker counts.
+const UNCHANGED: &str = "unchanged lines";
 
 fn collapsed(params: &Params, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -481,6 +508,33 @@ mod tests {
             "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,200 +1,200 @@\n\
              [codeoid: 96 unchanged lines elided]\n line 97\n"
         ));
+    }
+
+    #[test]
+    fn a_hunk_of_many_edits_keeps_more_edits_than_context() {
+        // `git diff -U10` of twelve one-line edits twelve lines apart: one hunk, where each edit
+        // comes with six context rows and a marker at the usual context of three.
+        let mut text = String::from("diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,156 +1,156 @@\n");
+        for n in 1..=156 {
+            if n % 13 == 0 {
+                text.push_str(&format!("-old {n}\n+new {n}\n"));
+            } else {
+                text.push_str(&format!(" line {n}\n"));
+            }
+        }
+        let input = input_for(&text, &[]);
+        let defaults = Params::default();
+        let out = compress(&defaults, &input).unwrap();
+        let edits = |out: &str| out.lines().filter(|l| l.starts_with("+new")).count();
+        // At three lines of context the hunk takes 105 rows and the cut keeps 6 of its edits;
+        // at one line it takes 59, so all 12 show.
+        assert_eq!(edits(&out), 12, "{out}");
+        assert!(out.contains(" line 12\n-old 13\n+new 13\n line 14\n[codeoid: 10 unchanged lines elided]\n line 25\n-old 26\n"), "{out}");
+        assert!(!out.contains("hunk lines elided"), "{out}");
+        // A hunk that fits at three lines of context keeps them.
+        let short: String = text.lines().take(4 + 40).map(|l| format!("{l}\n")).collect();
+        let out = compress(&defaults, &input_for(&short, &[])).unwrap();
+        assert!(out.contains(" line 10\n line 11\n line 12\n-old 13\n"), "{out}");
     }
 
     #[test]
