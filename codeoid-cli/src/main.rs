@@ -3,7 +3,17 @@
 //!
 //! Every command is a thin layer over `codeoid_core::Memory`; this crate owns argument parsing,
 //! progress display and exit codes, nothing else. Errors print their full cause chain on stderr
-//! and exit with status 1 (2 for usage errors, from clap).
+//! and exit with status 1 (2 for usage errors, from clap). Messages go to stderr through
+//! [`warn`], which never panics: a closed stderr (`codeoid … 2>&1 | head`) loses a message, never
+//! the command's work.
+
+/// `eprintln!` that cannot panic: a message that stderr refuses (a closed pipe) is dropped.
+macro_rules! warn {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod context;
 mod demo;
@@ -84,7 +94,7 @@ fn main() -> ExitCode {
         // A reader that stopped early (`codeoid show … | head`) is not a failure.
         Err(err) if context::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("codeoid: {}", context::describe(&err));
+            warn!("codeoid: {}", context::describe(&err));
             ExitCode::FAILURE
         }
     }

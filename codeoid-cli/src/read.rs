@@ -175,7 +175,7 @@ pub fn index(context: &Context, args: &IndexArgs) -> Result<()> {
     crate::recall::wait_for_vectors(&memory, std::time::Duration::from_secs(args.wait))?;
     let text = memory.workspace_index(args.session.as_deref())?;
     if text.is_empty() {
-        eprintln!(
+        warn!(
             "the workspace index of {} is empty (no episodes yet, or CODEOID_WORKSPACE_INDEX=0)",
             memory.workspace().id()
         );

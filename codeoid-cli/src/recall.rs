@@ -121,13 +121,13 @@ pub fn wait_for_vectors(memory: &Memory, timeout: Duration) -> Result<()> {
     let caught_up = memory.flush_timeout(timeout)?;
     let status = memory.embedding_status();
     for warning in memory.warnings() {
-        eprintln!("codeoid: {warning}");
+        warn!("codeoid: {warning}");
     }
     match status.phase {
         EmbeddingPhase::Disabled => {
-            eprintln!("codeoid: embeddings are off (CODEOID_EMBEDDINGS=0): lexical recall")
+            warn!("codeoid: embeddings are off (CODEOID_EMBEDDINGS=0): lexical recall")
         }
-        _ if !caught_up => eprintln!(
+        _ if !caught_up => warn!(
             "codeoid: the embedding worker is still catching up ({} episodes embedded so far); \
              rerun with a larger --wait for fully semantic recall",
             status.indexed_episodes
@@ -142,7 +142,7 @@ fn wait_for_download(memory: &Memory) {
     if memory.embedding_status().phase != EmbeddingPhase::Downloading {
         return;
     }
-    eprintln!("codeoid: downloading the embedding model (once; later runs find it in the cache)");
+    warn!("codeoid: downloading the embedding model (once; later runs find it in the cache)");
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {wide_msg}")

@@ -21,7 +21,8 @@ pub struct RunArgs {
     /// session].
     #[arg(long, value_name = "SESSION_ID")]
     session: Option<String>,
-    /// The command line, as one argument: `codeoid run -- 'cargo test 2>&1'`.
+    /// The command line, as one argument: `codeoid run -- 'cargo test 2>&1'`. Several arguments
+    /// are a command and its arguments, each passed as it is (`codeoid run -- rm 'my file'`).
     #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
     command: Vec<String>,
 }
@@ -34,20 +35,19 @@ pub fn run(context: &Context, args: &RunArgs) -> ExitCode {
     match try_run(context, args) {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
         Err(err) => {
-            eprintln!("codeoid run: {}", describe(&err));
+            warn!("codeoid run: {}", describe(&err));
             ExitCode::FAILURE
         }
     }
 }
 
 fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
-    // Several words are joined as a shell would see them; one word is used byte for byte.
-    let command = args.command.join(" ");
+    let command = command_line(&args.command);
     let here = std::env::current_dir()?;
     let (memory, session_id) = match prepare(context, args) {
         Ok(prepared) => prepared,
         Err(err) => {
-            eprintln!(
+            warn!(
                 "codeoid run: {}; running the command without storing its output",
                 describe(&err)
             );
@@ -67,14 +67,26 @@ fn try_run(context: &Context, args: &RunArgs) -> anyhow::Result<i32> {
         Some(&raw_command),
     )?;
     std::io::stdout().lock().write_all(&output.stdout)?;
-    std::io::stderr().lock().write_all(&output.stderr)?;
+    // The command's own stderr, like our messages, is best effort: a closed stderr must not
+    // turn its exit code into ours.
+    let _ = std::io::stderr().lock().write_all(&output.stderr);
     if let Some(err) = &output.store_error {
-        eprintln!(
+        warn!(
             "codeoid run: raw output not stored, shown uncompressed: {}",
             err.full_message()
         );
     }
     Ok(output.exit_code)
+}
+
+/// The shell command line `codeoid run` runs: one word byte for byte (a whole command line,
+/// pipes and redirections included); several words as the command and arguments they are, each
+/// quoted for the shell where it needs to be, so `codeoid run -- rm 'my file'` removes one file.
+fn command_line(words: &[String]) -> String {
+    match words {
+        [line] => line.clone(),
+        words => shell_words(&words.iter().map(String::as_str).collect::<Vec<_>>()),
+    }
 }
 
 /// The command the hint names for the raw output: the model reads `codeoid run` output through
@@ -158,10 +170,8 @@ pub fn hook(context: &Context, args: &HookArgs) -> ExitCode {
             Harness::ClaudeCode => claude_code_hook(&words),
             Harness::ClaudeCodeSettings => {
                 let settings = codeoid_core::compress::claude_hook::claude_code_settings(&words);
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&settings).unwrap_or_default()
-                );
+                let text = serde_json::to_string_pretty(&settings)?;
+                writeln!(std::io::stdout(), "{text}")?;
                 Ok(())
             }
         }
@@ -169,7 +179,7 @@ pub fn hook(context: &Context, args: &HookArgs) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("codeoid hook: {}", describe(&err));
+            warn!("codeoid hook: {}", describe(&err));
             ExitCode::FAILURE
         }
     }
@@ -200,7 +210,7 @@ fn claude_code_hook(codeoid: &[&str]) -> anyhow::Result<()> {
         .collect();
     let guard = Guard::from_settings(&texts);
     if let Some(answer) = pre_tool_use(&input, codeoid, &guard)? {
-        println!("{answer}");
+        writeln!(std::io::stdout(), "{answer}")?;
     }
     Ok(())
 }

@@ -255,6 +255,59 @@ fn run_keeps_exit_code_and_stderr_and_stores_the_raw_output() {
 }
 
 #[test]
+fn a_closed_stderr_costs_messages_not_the_work() {
+    let env = Env::new();
+    let project = env.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let with_stderr_closed = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_codeoid"))
+            .args(args)
+            .current_dir(&project)
+            .env("CODEOID_DB", env.db())
+            .env("HOME", env.home())
+            .env("CODEOID_MODEL_DIR", test_model_dir())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take()); // `2>&1 | head` once head has left
+        child.wait_with_output().unwrap()
+    };
+    // An error's message is lost, its exit status is not (it used to panic: 101).
+    let out = with_stderr_closed(&["show", "ep_00000000000000000000"]);
+    assert_eq!(out.status.code(), Some(1));
+    // A command's own stderr is lost; its stdout, its exit code and the stored output are not.
+    let out = with_stderr_closed(&["run", "--", "echo kept; echo lost >&2; exit 3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"kept\n");
+    let timeline = stdout(&env.codeoid_in(&project, &["timeline"], None));
+    assert!(timeline.contains("shell(echo kept"), "{timeline}");
+}
+
+#[test]
+fn run_passes_several_words_as_the_arguments_they_are() {
+    let env = Env::new();
+    let project = env.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    for name in ["my file", "my", "file"] {
+        std::fs::write(project.join(name), name).unwrap();
+    }
+    let out = env.codeoid_in(&project, &["run", "--", "rm", "my file"], None);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!project.join("my file").exists(), "the file named by the argument is gone");
+    assert!(project.join("my").exists() && project.join("file").exists());
+    // Shell syntax inside an argument is data, not syntax.
+    let out = env.codeoid_in(&project, &["run", "--", "printf", "%s|", "x y", "c'd"], None);
+    assert_eq!(stdout(&out), "x y|c'd|");
+    // One argument is still a whole command line.
+    let out = env.codeoid_in(&project, &["run", "--", "printf a | tr a b"], None);
+    assert_eq!(stdout(&out), "b");
+    let timeline = stdout(&env.codeoid_in(&project, &["timeline"], None));
+    assert!(timeline.contains("shell(rm 'my file')"), "{timeline}");
+}
+
+#[test]
 fn run_behaves_as_the_shell_it_stands_in_for() {
     let env = Env::new();
     // Two projects outside git: two workspaces.
