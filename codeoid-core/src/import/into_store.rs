@@ -8,7 +8,8 @@
 //!   all worktrees of a repository share memory; when it does not (a log from another machine)
 //!   the recorded path itself is the identity (see [`Workspace::resolve_for_tenant`]), stable
 //!   across machines and re-imports and keeping projects apart. A subagent whose parent was read
-//!   in the same import joins the parent's workspace whatever directory its own log starts in;
+//!   in the same import, or is already stored, joins the parent's workspace whatever directory
+//!   its own log starts in (one stored before its parent stays where it was stored);
 //!   sessions without a cwd use [`ImportOptions::fallback_dir`], or are skipped and reported
 //!   when there is none.
 //! - **Session.** Created with the log's id, title, provider, model and start time (idempotent);
@@ -268,6 +269,15 @@ impl Importer<'_> {
         let parent = session.parent_session_id.as_ref();
         if let Some(parent) = parent.and_then(|p| self.parents.get(p)) {
             return Ok(Some(parent.workspace.clone()));
+        }
+        // A parent stored by an earlier import (its log imported alone, the subagent's now).
+        if let Some(parent) = parent.filter(|_| session.kind == SessionKind::Subagent) {
+            let stored = self
+                .store
+                .session_workspace(parent, &self.options.tenant)?;
+            if let Some(stored) = stored {
+                return Ok(Some(stored));
+            }
         }
         if let Some(cwd) = &session.cwd {
             return self.resolve(cwd).map(Some);

@@ -889,3 +889,38 @@ fn a_recent_log_stays_open_until_it_is_idle() {
             });
     assert!(per_kind[&EpisodeKind::ToolCall] > 0);
 }
+
+#[test]
+fn a_subagent_imported_after_its_parent_joins_the_parents_workspace() {
+    // This subagent's log starts in a subfolder of its parent's project (not a repository
+    // here); imported alone, after its parent's log was, it used to make a workspace of its own.
+    let dir_of = evaldata().join("claude-code-sessions/spotter");
+    let parent_log = dir_of.join("8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl");
+    let sub_log =
+        dir_of.join("8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-acompact-f46190.jsonl");
+    let sub = import::read_path(&sub_log).unwrap().sessions.remove(0);
+    let parent = import::read_path(&parent_log)
+        .unwrap()
+        .sessions
+        .into_iter()
+        .find(|s| s.kind == SessionKind::Main)
+        .unwrap();
+    assert_eq!(sub.kind, SessionKind::Subagent);
+    assert_ne!(sub.cwd, parent.cwd, "the case needs a subagent started elsewhere");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let options = ImportOptions::default();
+    import(&store, &parent_log, &options);
+    let summary = import(&store, &sub_log, &options);
+    assert_eq!(
+        (summary.sessions_new, summary.sessions_skipped),
+        (1, 0),
+        "{:?}",
+        summary.skipped_sessions
+    );
+    let stored_parent = store.session(&parent.session_id).unwrap();
+    let stored_sub = store.session(&sub.session_id).unwrap();
+    assert_eq!(stored_sub.workspace_id, stored_parent.workspace_id);
+    assert_eq!(store.workspaces().unwrap().len(), 1);
+}
