@@ -1,5 +1,6 @@
 //! Python values ⇄ JSON, the canonical types built from JSON (turns, usage), and the argument
-//! types PyO3's own conversions get wrong for us (counts, datetimes in any timezone).
+//! types PyO3's own conversions get wrong for us (counts, datetimes in any timezone, path
+//! lists).
 //!
 //! Provider messages and canonical turns cross the boundary as plain dicts and lists. They are
 //! converted to `serde_json::Value` here, with errors that name the offending place the way a
@@ -262,6 +263,46 @@ impl<'a, 'py> FromPyObject<'a, 'py> for AwareTime {
         let utc = py.import("datetime")?.getattr("timezone")?.getattr("utc")?;
         let in_utc = obj.call_method1("astimezone", (utc,))?;
         Ok(AwareTime(in_utc.extract::<DateTime<Utc>>()?))
+    }
+}
+
+/// A list of file paths: any iterable of `str` except a single `str`.
+///
+/// PyO3's own `Vec<String>` extraction refuses a `str` with "Can't extract `str` to `Vec`", which
+/// does not say what to pass. This raises `TypeError` naming the fix for a lone `str` (or
+/// `bytes`), and for an item that is not a `str`, its index and type; an item holding a lone
+/// surrogate is an `InvalidInputError`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct PathList(pub(crate) Vec<String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PathList {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<PathList> {
+        if obj.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(format!(
+                "expected a list of paths, got one str; pass [{}]",
+                obj.repr().map(|r| r.to_string()).unwrap_or_default()
+            )));
+        }
+        let items = obj.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "expected a list of str paths, got {}",
+                type_name(&obj)
+            ))
+        })?;
+        let mut paths = Vec::new();
+        for (index, item) in items.enumerate() {
+            let item = item?;
+            let Ok(path) = item.cast::<PyString>() else {
+                return Err(PyTypeError::new_err(format!(
+                    "path [{index}] is {}, expected a str",
+                    type_name(&item)
+                )));
+            };
+            paths.push(text(path, &format!("path [{index}]"))?);
+        }
+        Ok(PathList(paths))
     }
 }
 

@@ -13,7 +13,7 @@ use codeoid_core::tools::{self, DiskState};
 use pyo3::prelude::*;
 
 use crate::boundary::detached;
-use crate::convert::{AwareTime, Count};
+use crate::convert::{AwareTime, Count, PathList};
 use crate::errors;
 use crate::memory::PyMemory;
 use crate::reads::{Episode, EpisodeHeader, EpisodePath};
@@ -277,7 +277,7 @@ impl PyMemory {
         tool_name: Option<String>,
         since: Option<AwareTime>,
         until: Option<AwareTime>,
-        paths: Option<Vec<String>>,
+        paths: Option<PathList>,
         as_of: Option<AwareTime>,
     ) -> PyResult<Vec<Hit>> {
         let memory = self.get(py)?;
@@ -291,7 +291,7 @@ impl PyMemory {
                 tool_name,
                 since: since.map(|t| t.0),
                 until: until.map(|t| t.0),
-                paths: paths.unwrap_or_default(),
+                paths: paths.unwrap_or_default().0,
                 ..RecallFilters::default()
             },
             include_current_session,

@@ -115,10 +115,15 @@ def test_recall_bad_input(memory: codeoid.Memory) -> None:
         memory.recall(b"\xff\xfe")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         memory.recall("\ud800")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"got one str; pass \['src/a.rs'\]"):
         memory.recall("x", paths="src/a.rs")  # a str is a Sequence[str] to mypy, not here
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"path \[1\] is int, expected a str"):
         memory.recall("x", paths=["src/a.rs", 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="expected a list of str paths, got int"):
+        memory.recall("x", paths=3)  # type: ignore[arg-type]
+    with pytest.raises(codeoid.InvalidInputError, match=r"path \[0\] is not valid Unicode"):
+        memory.recall("x", paths=["\ud800"])
+    assert memory.recall("x", paths=("src/a.rs",)) == []  # any sequence of str
     with pytest.raises(TypeError):
         memory.recall("x", since=datetime.datetime(2026, 1, 1))  # naive: no time zone
     moment = datetime.datetime(2026, 1, 1, tzinfo=UTC)
