@@ -229,6 +229,22 @@ func TestGeminiMessagesOneAtATimeAndTurnsBack(t *testing.T) {
 	if turns[1].Usage == nil || turns[1].Usage.Calls[0].InputTokens != 900 {
 		t.Fatalf("usage kept: %+v", turns[1])
 	}
+	// The provider's own usage object, as Gemini's SDK returns it: cached input counted once.
+	gemini := `{"promptTokenCount": 1000, "cachedContentTokenCount": 600, "candidatesTokenCount": 7}`
+	outcome, err := m.RecordMessageRawUsage("ses_gemini", codeoid.Gemini, "", json.RawMessage(`{"role": "model", "parts": [{"text": "done"}]}`), json.RawMessage(gemini))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err = m.Turns("ses_gemini", outcome.Recorded.Seq, outcome.Recorded.Seq+1)
+	if err != nil || len(turns) != 1 || turns[0].Usage == nil {
+		t.Fatalf("raw usage: %v %+v", err, turns)
+	}
+	if got := turns[0].Usage.Calls[0]; got.InputTokens != 400 || got.CacheReadTokens != 600 || got.OutputTokens != 7 {
+		t.Fatalf("gemini usage read: %+v", got)
+	}
+	if _, err := m.RecordMessageRawUsage("ses_gemini", codeoid.Gemini, "", json.RawMessage(`{"role": "model", "parts": [{"text": "x"}]}`), json.RawMessage(`{"promptTokenCount": -1}`)); !errors.Is(err, codeoid.ErrInvalidInput) {
+		t.Fatalf("bad usage: %v", err)
+	}
 	if _, err := m.RecordMessage("ses_gemini", codeoid.Gemini, "", json.RawMessage(`{"role": "model", "parts": "x"}`), nil); !errors.Is(err, codeoid.ErrInvalidInput) {
 		t.Fatalf("bad message: %v", err)
 	}

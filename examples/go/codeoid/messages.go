@@ -22,19 +22,27 @@ const AllTurns uint64 = math.MaxUint64
 // pairs with the first call of its name in the latest model message that no response answered
 // yet.
 func (m *Memory) RecordMessage(sessionID string, format Format, model string, message json.RawMessage, usage *Usage) (TurnOutcome, error) {
-	var outcome TurnOutcome
-	usageJSON := ""
+	var usageJSON json.RawMessage
 	if usage != nil {
 		encoded, err := optionalJSON(usage)
 		if err != nil {
-			return outcome, err
+			return TurnOutcome{}, err
 		}
-		usageJSON = encoded
+		usageJSON = json.RawMessage(encoded)
 	}
+	return m.RecordMessageRawUsage(sessionID, format, model, message, usageJSON)
+}
+
+// RecordMessageRawUsage is RecordMessage with usage as JSON (nil or empty for none): the
+// canonical Usage object, or the provider's own usage object in format as its SDK returns it
+// (Anthropic "usage", OpenAI "usage", Gemini "usageMetadata"), cached input counted once. An
+// Anthropic response passed whole as message brings its own usage when usage is nil.
+func (m *Memory) RecordMessageRawUsage(sessionID string, format Format, model string, message, usage json.RawMessage) (TurnOutcome, error) {
+	var outcome TurnOutcome
 	sp, sl := text(sessionID)
 	mp, ml := optionalText(model)
 	jp, jl := rawBytes(message)
-	up, ul := optionalText(usageJSON)
+	up, ul := optionalText(string(usage))
 	err := m.callJSON(&outcome, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
 		return C.codeoid_memory_record_message(p, sp, sl, C.uint32_t(format), mp, ml, jp, jl, up, ul, s)
 	})
