@@ -31,9 +31,11 @@ const EXTENSIONS: [&str; 3] = ["jsonl", "json", "traj"];
 /// returned by `on_session` stops the walk and is returned as is.
 ///
 /// # Errors
-/// [`crate::ErrorKind::NotFound`] when `path` does not exist, [`crate::ErrorKind::Io`] when it
-/// (or, for a folder, its top level) cannot be read, [`crate::ErrorKind::Import`] when a
-/// single file is not a supported session log, and whatever `on_session` returns.
+/// [`crate::ErrorKind::NotFound`] when `path` does not exist,
+/// [`crate::ErrorKind::InvalidInput`] when it is neither a file nor a folder (a named pipe, a
+/// device), [`crate::ErrorKind::Io`] when it (or, for a folder, its top level) cannot be read,
+/// [`crate::ErrorKind::Import`] when a single file is not a supported session log, and whatever
+/// `on_session` returns.
 pub fn visit_path(
     path: &Path,
     on_progress: &mut dyn FnMut(&Progress<'_>),
@@ -51,6 +53,14 @@ pub fn visit_path(
             Error::io("inspect", path, e)
         }
     })?;
+    if !metadata.is_dir() && !metadata.is_file() {
+        // A named pipe would block the import forever, a device (`/dev/zero`) never ends.
+        return Err(Error::invalid_input(format!(
+            "{} is neither a file nor a folder (a pipe, a device or a socket); give a session \
+             log file or a folder of them",
+            path.display()
+        )));
+    }
     let single = !metadata.is_dir();
     let files: Vec<(PathBuf, u64)> = if single {
         vec![(path.to_path_buf(), metadata.len())]

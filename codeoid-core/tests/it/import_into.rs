@@ -845,6 +845,17 @@ fn bad_arguments_are_clear_errors() {
     let err =
         import::import_into(&store, &notes, &ImportOptions::default(), &mut |_| {}).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Import);
+    // A named pipe is refused at once (reading it would wait for a writer forever), and so is a
+    // device that never ends.
+    let fifo = dir.path().join("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for special in [fifo.as_path(), std::path::Path::new("/dev/zero")] {
+        let err = import::import_into(&store, special, &ImportOptions::default(), &mut |_| {})
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+        assert!(err.message().contains("neither a file nor a folder"), "{err}");
+    }
 }
 
 #[test]
