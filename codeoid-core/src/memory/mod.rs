@@ -287,7 +287,8 @@ impl Memory {
     /// Episode `id` of this workspace, byte for byte.
     ///
     /// # Errors
-    /// [`crate::ErrorKind::NotFound`] when it does not exist in this workspace.
+    /// [`crate::ErrorKind::NotFound`] when it does not exist in this workspace;
+    /// [`crate::ErrorKind::InvalidInput`] when `id` is empty.
     pub fn episode(&self, id: &str) -> Result<StoredEpisode> {
         self.store.episode(self.workspace.id(), id)
     }

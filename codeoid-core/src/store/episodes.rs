@@ -327,7 +327,12 @@ pub(crate) fn delete_derived(
 
 /// The episode `id` of `workspace_id`, whole.
 pub(crate) fn fetch(conn: &Connection, workspace_id: &str, id: &str) -> Result<StoredEpisode> {
-    let context = || format!("cannot read episode {id:?}");
+    if id.is_empty() {
+        return Err(Error::invalid_input(
+            "episode id is empty; use an episode_id from recall or timeline output (`ep_…`)",
+        ));
+    }
+    let context = || format!("cannot read episode {:?}", shown_id(id));
     let sql = format!(
         "SELECT {HEADER_COLUMNS}, c.content, e.pk FROM episodes e
          JOIN episode_contents c ON c.episode_pk = e.pk
@@ -361,9 +366,21 @@ pub(crate) fn fetch(conn: &Connection, workspace_id: &str, id: &str) -> Result<S
 
 pub(crate) fn not_found(workspace_id: &str, id: &str) -> Error {
     Error::not_found(format!(
-        "episode {id:?} not found in workspace {workspace_id}; use an episode_id from recall or \
-         timeline output"
+        "episode {:?} not found in workspace {workspace_id}; use an episode_id from recall or \
+         timeline output",
+        shown_id(id)
     ))
+}
+
+/// Longest id a message repeats whole: a real one is 23 characters, a pasted page is not.
+const SHOWN_ID_CHARS: usize = 64;
+
+/// `id` for a message: whole when it is short, else its start and its length.
+fn shown_id(id: &str) -> std::borrow::Cow<'_, str> {
+    match id.char_indices().nth(SHOWN_ID_CHARS) {
+        None => id.into(),
+        Some((at, _)) => format!("{}… ({} bytes)", &id[..at], id.len()).into(),
+    }
 }
 
 pub(crate) fn paths_of(conn: &Connection, pk: i64) -> rusqlite::Result<Vec<StoredPath>> {
@@ -391,7 +408,8 @@ impl Store {
     /// and blob references.
     ///
     /// # Errors
-    /// [`crate::ErrorKind::NotFound`] when it does not exist or belongs to another workspace.
+    /// [`crate::ErrorKind::NotFound`] when it does not exist or belongs to another workspace;
+    /// [`crate::ErrorKind::InvalidInput`] when `id` is empty.
     pub fn episode(&self, workspace_id: &str, id: &str) -> Result<StoredEpisode> {
         self.read(|conn| fetch(conn, workspace_id, id))
     }

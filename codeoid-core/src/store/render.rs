@@ -113,7 +113,8 @@ impl Store {
     /// content byte for byte.
     ///
     /// # Errors
-    /// [`crate::ErrorKind::NotFound`] when the episode does not exist in this workspace.
+    /// [`crate::ErrorKind::NotFound`] when the episode does not exist in this workspace;
+    /// [`crate::ErrorKind::InvalidInput`] when `id` is empty.
     pub fn episode_text(
         &self,
         workspace_id: &str,
@@ -142,8 +143,8 @@ impl Store {
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] when the episode does not exist in this workspace;
-    /// [`crate::ErrorKind::InvalidInput`] when `offset` is at or past the end of a non-empty
-    /// content (past 0 for an empty one), or `max_chars` is 0.
+    /// [`crate::ErrorKind::InvalidInput`] when `id` is empty, `offset` is at or past the end of a
+    /// non-empty content (past 0 for an empty one), or `max_chars` is 0.
     pub fn episode_page_text(
         &self,
         workspace_id: &str,

@@ -438,6 +438,15 @@ fn episodes_of_another_workspace_are_not_found() {
             .replace("ep_0000000000000000", &id),
         "a foreign id reads exactly like a missing one"
     );
+    // An empty id is a malformed argument; a huge one is not repeated whole in the message.
+    let err = store.episode(mine.id(), "").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.message().contains("episode id is empty"), "{err}");
+    let pasted = "x".repeat(100_000);
+    let err = store.episode(mine.id(), &pasted).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert!(err.message().contains("… (100000 bytes)"), "{err}");
+    assert!(err.message().len() < 300, "{err}");
 }
 
 #[test]
