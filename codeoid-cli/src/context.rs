@@ -13,11 +13,19 @@ use codeoid_core::{Memory, MemoryConfig};
 pub struct Context {
     db: Option<PathBuf>,
     workspace: Option<String>,
+    creates_store: bool,
 }
 
 impl Context {
-    pub fn new(db: Option<PathBuf>, workspace: Option<String>) -> Context {
-        Context { db, workspace }
+    /// `creates_store` is whether the command may create a store that does not exist yet (one
+    /// that records); a command that only reads refuses a missing store instead of leaving an
+    /// empty one, and its folders, behind a mistyped `--db`.
+    pub fn new(db: Option<PathBuf>, workspace: Option<String>, creates_store: bool) -> Context {
+        Context {
+            db,
+            workspace,
+            creates_store,
+        }
     }
 
     /// The global options given on this command line, as later commands need them: the Claude
@@ -55,9 +63,23 @@ impl Context {
         }
     }
 
-    /// Opens the store, creating its directory when needed.
+    /// Opens the store, creating it and its directory when needed and the command records.
     pub fn store(&self) -> Result<Arc<Store>> {
         let path = self.db_path()?;
+        if path.is_dir() {
+            anyhow::bail!(
+                "{} is a directory; the store is a file (such as {})",
+                path.display(),
+                path.join("codeoid.db").display()
+            );
+        }
+        if !self.creates_store && !path.exists() {
+            anyhow::bail!(
+                "no store at {}: nothing was imported or recorded there yet; `codeoid import \
+                 <logs>` or `codeoid quickstart` fills one (check --db and CODEOID_DB)",
+                path.display()
+            );
+        }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| {
                 format!("cannot create the store directory {}", parent.display())

@@ -74,7 +74,15 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let context = context::Context::new(cli.db, cli.workspace);
+    let records = matches!(
+        cli.command,
+        Command::Quickstart(_)
+            | Command::Import(_)
+            | Command::Fork(_)
+            | Command::Run(_)
+            | Command::Hook(_)
+    );
+    let context = context::Context::new(cli.db, cli.workspace, records);
     let result = match cli.command {
         Command::Quickstart(args) => quickstart::quickstart(&context, &args),
         Command::Import(args) => lineage::import(&context, &args),

@@ -212,6 +212,16 @@ fn index_shows_the_topic_clusters_a_harness_would_see() {
 #[test]
 fn errors_name_the_problem_and_exit_nonzero() {
     let env = Env::new();
+    // A command that only reads refuses a store that does not exist, and leaves none behind.
+    let nothing = env.codeoid(&["timeline"]);
+    assert_eq!(nothing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&nothing.stderr).contains("no store at"));
+    assert!(!env.db().exists() && !env.db().parent().unwrap().exists());
+    let folder = env.codeoid(&["--db", env.dir.path().to_str().unwrap(), "stats"]);
+    assert_eq!(folder.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&folder.stderr).contains("is a directory"));
+    stdout(&env.codeoid(&["run", "--", "true"])); // a command that records creates it
+    assert!(env.db().exists());
     let missing = env.codeoid(&["import", "/definitely/not/here"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/definitely/not/here"));
