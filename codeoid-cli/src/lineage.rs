@@ -89,6 +89,23 @@ pub fn print_summary(out: &mut dyn Write, summary: &ImportSummary) -> Result<()>
         summary.turns_replaced,
         summary.episodes_added
     )?;
+    if summary.turns_replaced > 0 {
+        // A log that differs from what was stored: the stored tail follows the log, and what
+        // the old turns' episodes said is gone, so say so rather than hide it in a count.
+        writeln!(
+            out,
+            "{} stored turns differed from their logs and were replaced; {} episodes derived from \
+             the old turns were removed (the new turns' episodes are among those added)",
+            summary.turns_replaced, summary.episodes_removed
+        )?;
+    }
+    if report.files == 0 && report.skipped_files.is_empty() {
+        writeln!(
+            out,
+            "no session logs there: import reads .jsonl, .json and .traj files (Claude Code keeps \
+             them in ~/.claude/projects, Codex CLI in ~/.codex/sessions)"
+        )?;
+    }
     if report.malformed_lines_skipped > 0 {
         writeln!(
             out,

@@ -147,6 +147,28 @@ fn import_timeline_show_and_fork_on_a_real_log() {
     assert!(imported.contains("1 sessions new"), "{imported}");
     let again = stdout(&env.codeoid(&["import", log.to_str().unwrap()]));
     assert!(again.contains("0 turns added"), "{again}");
+    assert!(!again.contains("differed"), "{again}");
+
+    // A copy whose last text turn was edited: the stored tail follows it, and the summary says
+    // that stored episodes went with the old turn.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let last_text = text.rfind("\"text\":\"").unwrap() + "\"text\":\"".len();
+    let edited = env.dir.path().join("edited/short.jsonl");
+    std::fs::create_dir_all(edited.parent().unwrap()).unwrap();
+    std::fs::write(
+        &edited,
+        format!("{}EDITED {}", &text[..last_text], &text[last_text..]),
+    )
+    .unwrap();
+    let replaced = stdout(&env.codeoid(&["import", edited.to_str().unwrap()]));
+    assert!(
+        replaced.contains("stored turns differed from their logs"),
+        "{replaced}"
+    );
+    let empty = env.dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let none = stdout(&env.codeoid(&["import", empty.to_str().unwrap()]));
+    assert!(none.contains("no session logs there"), "{none}");
 
     let stats = stdout(&env.codeoid(&["stats"]));
     let ws = stats
@@ -305,10 +327,17 @@ fn run_passes_several_words_as_the_arguments_they_are() {
     }
     let out = env.codeoid_in(&project, &["run", "--", "rm", "my file"], None);
     assert!(out.status.success(), "{out:?}");
-    assert!(!project.join("my file").exists(), "the file named by the argument is gone");
+    assert!(
+        !project.join("my file").exists(),
+        "the file named by the argument is gone"
+    );
     assert!(project.join("my").exists() && project.join("file").exists());
     // Shell syntax inside an argument is data, not syntax.
-    let out = env.codeoid_in(&project, &["run", "--", "printf", "%s|", "x y", "c'd"], None);
+    let out = env.codeoid_in(
+        &project,
+        &["run", "--", "printf", "%s|", "x y", "c'd"],
+        None,
+    );
     assert_eq!(stdout(&out), "x y|c'd|");
     // One argument is still a whole command line.
     let out = env.codeoid_in(&project, &["run", "--", "printf a | tr a b"], None);
