@@ -272,9 +272,7 @@ impl Importer<'_> {
         }
         // A parent stored by an earlier import (its log imported alone, the subagent's now).
         if let Some(parent) = parent.filter(|_| session.kind == SessionKind::Subagent) {
-            let stored = self
-                .store
-                .session_workspace(parent, &self.options.tenant)?;
+            let stored = self.store.session_workspace(parent, &self.options.tenant)?;
             if let Some(stored) = stored {
                 return Ok(Some(stored));
             }

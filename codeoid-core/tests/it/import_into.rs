@@ -848,13 +848,19 @@ fn bad_arguments_are_clear_errors() {
     // A named pipe is refused at once (reading it would wait for a writer forever), and so is a
     // device that never ends.
     let fifo = dir.path().join("pipe.jsonl");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     for special in [fifo.as_path(), std::path::Path::new("/dev/zero")] {
         let err = import::import_into(&store, special, &ImportOptions::default(), &mut |_| {})
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
-        assert!(err.message().contains("neither a file nor a folder"), "{err}");
+        assert!(
+            err.message().contains("neither a file nor a folder"),
+            "{err}"
+        );
     }
 }
 
@@ -917,7 +923,10 @@ fn a_subagent_imported_after_its_parent_joins_the_parents_workspace() {
         .find(|s| s.kind == SessionKind::Main)
         .unwrap();
     assert_eq!(sub.kind, SessionKind::Subagent);
-    assert_ne!(sub.cwd, parent.cwd, "the case needs a subagent started elsewhere");
+    assert_ne!(
+        sub.cwd, parent.cwd,
+        "the case needs a subagent started elsewhere"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let (_db, store) = open(dir.path());

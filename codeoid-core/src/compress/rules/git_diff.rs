@@ -532,9 +532,16 @@ mod tests {
         assert!(out.contains(" line 12\n-old 13\n+new 13\n line 14\n[codeoid: 10 unchanged lines elided]\n line 25\n-old 26\n"), "{out}");
         assert!(!out.contains("hunk lines elided"), "{out}");
         // A hunk that fits at three lines of context keeps them.
-        let short: String = text.lines().take(4 + 40).map(|l| format!("{l}\n")).collect();
+        let short: String = text
+            .lines()
+            .take(4 + 40)
+            .map(|l| format!("{l}\n"))
+            .collect();
         let out = compress(&defaults, &input_for(&short, &[])).unwrap();
-        assert!(out.contains(" line 10\n line 11\n line 12\n-old 13\n"), "{out}");
+        assert!(
+            out.contains(" line 10\n line 11\n line 12\n-old 13\n"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -258,11 +258,18 @@ mod tests {
         let out = compress(&params(10, 10), &input).unwrap();
         assert_eq!(out, format!("start\n{}end\nz\n", "x\n".repeat(8)));
         // A gap of nine one-byte lines (18 bytes) stays whole: its marker would be longer.
-        let short = "abcdefghijk".chars().map(String::from).collect::<Vec<_>>().join("\n");
+        let short = "abcdefghijk"
+            .chars()
+            .map(String::from)
+            .collect::<Vec<_>>()
+            .join("\n");
         let out = compress(&params(1, 1), &input_for(&short, &[])).unwrap();
         assert_eq!(out, format!("{short}\n"));
         // Nine ten-byte lines (99 bytes) take the marker.
-        let long = (0..11).map(|i| format!("line {i:05}")).collect::<Vec<_>>().join("\n");
+        let long = (0..11)
+            .map(|i| format!("line {i:05}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let out = compress(&params(1, 1), &input_for(&long, &[])).unwrap();
         assert_eq!(
             out,
