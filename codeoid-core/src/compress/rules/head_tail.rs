@@ -114,16 +114,16 @@ fn close_gap(out: &mut Output, gap: &[Run<'_>]) {
 /// unless writing those repeats takes no more room than the count.
 fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) {
     let shown = len.min(max_repeats.max(1));
-    let marker = marker_text(len - shown, REPEATS, "");
-    let shown = if (line.len() + 1) * (len - shown) <= marker.len() + 1 {
-        len
-    } else {
-        shown
-    };
     for _ in 0..shown {
         out.line(line);
     }
-    if len > shown {
+    if len == shown {
+        return;
+    }
+    let marker = marker_text(len - shown, REPEATS, "");
+    if (line.len() + 1) * (len - shown) <= marker.len() + 1 {
+        (shown..len).for_each(|_| out.line(line));
+    } else {
         out.line(&marker);
     }
 }
