@@ -199,7 +199,8 @@ impl Memory {
         match self.store.session(id) {
             Ok(session) if session.workspace_id == self.workspace.id() => Ok(session),
             Ok(_) => Err(Error::not_found(format!(
-                "session {id:?} not found in this workspace; list sessions with Memory::sessions"
+                "session {id:?} not found in this workspace; use the id of one of this workspace's \
+                 sessions (as listed)"
             ))),
             Err(e) => Err(e),
         }

@@ -195,7 +195,7 @@ pub(crate) fn require(conn: &Connection, id: &str) -> Result<Session> {
 
 pub(crate) fn not_found(id: &str) -> Error {
     Error::not_found(format!(
-        "session {id:?} not found; start it first (start_session), or list the sessions"
+        "session {id:?} not found; start it first, or use the id of a listed session"
     ))
 }
 
