@@ -30,23 +30,15 @@ impl Env {
     }
 
     fn codeoid_in(&self, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_codeoid"));
-        command
-            .args(args)
-            .current_dir(cwd)
-            .env("CODEOID_DB", self.db())
-            .env("HOME", self.home())
-            // The real test model, so no command ever tries the network for the default one.
-            .env("CODEOID_MODEL_DIR", test_model_dir())
-            .env_remove("CODEOID_SESSION")
+        let mut child = self
+            .command_in(cwd, args)
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
                 Stdio::null()
             })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().unwrap();
+            .spawn()
+            .unwrap();
         if let Some(text) = stdin {
             use std::io::Write;
             child
@@ -57,6 +49,23 @@ impl Env {
                 .unwrap();
         }
         child.wait_with_output().unwrap()
+    }
+
+    /// The command `codeoid <args>` in `cwd` with this environment's store, home and model,
+    /// stdout and stderr piped.
+    fn command_in(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codeoid"));
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env("CODEOID_DB", self.db())
+            .env("HOME", self.home())
+            // The real test model, so no command ever tries the network for the default one.
+            .env("CODEOID_MODEL_DIR", test_model_dir())
+            .env_remove("CODEOID_SESSION")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
     }
 }
 
@@ -292,15 +301,9 @@ fn a_closed_stderr_costs_messages_not_the_work() {
     let project = env.dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     let with_stderr_closed = |args: &[&str]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_codeoid"))
-            .args(args)
-            .current_dir(&project)
-            .env("CODEOID_DB", env.db())
-            .env("HOME", env.home())
-            .env("CODEOID_MODEL_DIR", test_model_dir())
+        let mut child = env
+            .command_in(&project, args)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         drop(child.stderr.take()); // `2>&1 | head` once head has left
