@@ -66,6 +66,9 @@ fn allowed(tool: ToolName) -> &'static [&'static str] {
     }
 }
 
+/// Most unknown field names an error lists.
+const MAX_LISTED_FIELDS: usize = 8;
+
 /// A short description of a JSON value's type and, for scalars, the value.
 fn describe(value: &Value) -> String {
     let shown = |s: String| {
@@ -209,14 +212,18 @@ pub(crate) fn parse(tool: ToolName, raw: &str) -> Result<ToolArgs, String> {
             .filter(|k| !known.contains(k))
             .collect();
         if !unknown.is_empty() {
+            let mut listed: Vec<String> = unknown
+                .iter()
+                .take(MAX_LISTED_FIELDS)
+                .map(|k| format!("{:?}", super::format::echo(k)))
+                .collect();
+            if unknown.len() > MAX_LISTED_FIELDS {
+                listed.push(format!("and {} more", unknown.len() - MAX_LISTED_FIELDS));
+            }
             return Err(format!(
                 "unknown field{} {}; {tool} accepts only {}",
                 if unknown.len() == 1 { "" } else { "s" },
-                unknown
-                    .iter()
-                    .map(|k| format!("{k:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                listed.join(", "),
                 known
                     .iter()
                     .map(|k| format!("{k:?}"))

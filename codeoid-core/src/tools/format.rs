@@ -18,6 +18,8 @@
 //! [`recall_shares`]), so no `limit` lets one answer flood a small context window. Sessions are
 //! labels (`current session`, `prior session #N`), never raw ids.
 
+use std::borrow::Cow;
+
 use crate::canonical::{EpisodeStatus, truncate_chars};
 use crate::error::Result;
 use crate::retrieve::Hit;
@@ -155,7 +157,7 @@ pub(crate) fn no_hits(query: &str, excluded_current: bool, tool_name: Option<&st
         out.push_str(&format!(" (the start of a {chars}-character query)"));
     }
     if let Some(tool) = tool_name {
-        out.push_str(&format!(" among {tool} calls"));
+        out.push_str(&format!(" among {} calls", echo(tool)));
     }
     if excluded_current {
         out.push_str(
@@ -220,14 +222,35 @@ fn disk_line(state: &DiskState) -> String {
 
 /// What `recall_file` says when memory has no read of the file.
 pub(crate) fn no_read(path: &str, relative: &str) -> String {
+    let (path_shown, relative_shown) = (echo(path), echo(relative));
     if path == relative {
-        format!("no earlier read of {path} in this workspace's memory; read the file itself")
+        format!("no earlier read of {path_shown} in this workspace's memory; read the file itself")
     } else {
         format!(
-            "no earlier read of {path} (workspace-relative {relative}) in this workspace's \
-             memory; read the file itself"
+            "no earlier read of {path_shown} (workspace-relative {relative_shown}) in this \
+             workspace's memory; read the file itself"
         )
     }
+}
+
+/// Most characters of a name, path or field a model passed that an answer repeats.
+const ECHO_MAX_CHARS: usize = 200;
+
+/// `text`, which a model passed, as an answer repeats it: whole when short, else its start and
+/// its length, so a pasted megabyte does not come back as a megabyte.
+pub(crate) fn echo(text: &str) -> Cow<'_, str> {
+    if text.len() <= ECHO_MAX_CHARS {
+        return text.into();
+    }
+    let chars = text.chars().count();
+    if chars <= ECHO_MAX_CHARS {
+        return text.into();
+    }
+    format!(
+        "{} ({chars} characters)",
+        truncate_chars(text, ECHO_MAX_CHARS)
+    )
+    .into()
 }
 
 #[cfg(test)]

@@ -119,8 +119,9 @@ pub fn call_tool(
     let Some(tool) = ToolName::parse(name) else {
         let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
         return ToolOutput::error(format!(
-            "unknown memory tool {name:?}; the memory tools are {} (optionally prefixed, as in \
+            "unknown memory tool {:?}; the memory tools are {} (optionally prefixed, as in \
              codeoid_memory__recall)",
+            format::echo(name),
             known.join(", ")
         ));
     };

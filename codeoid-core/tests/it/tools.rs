@@ -209,6 +209,27 @@ fn bad_calls_are_error_results_the_model_can_act_on() {
         assert!(out.is_error, "{name} {args}: {}", out.text);
         assert!(out.text.contains(expected), "{name} {args}:\n{}", out.text);
     }
+    // A pasted megabyte as a name, a field, a tool name or a path is not echoed back whole.
+    let huge = "y".repeat(1 << 20);
+    let many_fields: String = (0..100).map(|i| format!(",\"f{i}\":1")).collect();
+    for (name, args) in [
+        (huge.as_str(), "{}".to_owned()),
+        ("recall", format!(r#"{{"query": "x", "{huge}": 1}}"#)),
+        ("recall", format!(r#"{{"query": "x"{many_fields}}}"#)),
+        (
+            "recall",
+            format!(r#"{{"query": "zzq", "tool_name": "{huge}"}}"#),
+        ),
+        ("recall_file", format!(r#"{{"path": "{huge}"}}"#)),
+    ] {
+        let out = memory.call_tool(Some(&s), name, &args);
+        assert!(out.text.len() < 2_000, "{}…", &out.text[..300]);
+        assert!(
+            out.text.contains("(1048576 characters)") || out.text.contains("and 92 more"),
+            "{}",
+            out.text
+        );
+    }
     // Memory switched off: every tool says so, as an error result.
     let off = open_in(
         dir.path(),
