@@ -8,6 +8,7 @@
 //! (`TypeError`), text that is not valid Unicode, a closed `Memory`.
 
 use codeoid_core::Error;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
@@ -41,16 +42,31 @@ impl ToolResult {
 
 /// The arguments of a call as the JSON text the core parses: a `str` as the model sent it, a
 /// dict (or any JSON value) serialized, `None` as no arguments.
-fn arguments_text(arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+///
+/// `Ok(Err(reason))` is a value the model's JSON could carry but codeoid cannot (an integer
+/// beyond 64 bits, NaN, nesting deeper than 128, a lone surrogate from a `\ud800` escape) in
+/// decoded arguments: the model's mistake, answered as a tool error. A value JSON cannot hold at
+/// all (`bytes`, a set) or JSON text that is not valid Unicode is the caller's, and raises.
+fn arguments_text(
+    arguments: Option<&Bound<'_, PyAny>>,
+) -> PyResult<std::result::Result<String, String>> {
     let Some(arguments) = arguments.filter(|a| !a.is_none()) else {
-        return Ok("{}".to_owned());
+        return Ok(Ok("{}".to_owned()));
     };
     if let Ok(text) = arguments.cast::<PyString>() {
-        return convert::text(text, "arguments");
+        return convert::text(text, "arguments").map(Ok);
     }
-    let value = convert::to_json(arguments, "arguments")?;
-    attached(arguments.py(), || {
+    let py = arguments.py();
+    let value = match convert::to_json(arguments, "arguments") {
+        Ok(value) => value,
+        Err(err) if err.is_instance_of::<PyValueError>(py) => {
+            return Ok(Err(err.value(py).to_string()));
+        }
+        Err(err) => return Err(err),
+    };
+    attached(py, || {
         serde_json::to_string(&value)
+            .map(Ok)
             .map_err(|e| Error::internal("cannot serialize tool arguments").with_source(e))
     })
 }
@@ -71,7 +87,17 @@ impl PyMemory {
         session: Option<String>,
     ) -> PyResult<ToolResult> {
         let memory = self.get(py)?;
-        let arguments = arguments_text(arguments.as_ref())?;
+        let arguments = match arguments_text(arguments.as_ref())? {
+            Ok(text) => text,
+            Err(reason) => {
+                // The name as the core would echo it: a pasted page is not repeated whole.
+                let shown: String = name.chars().take(200).collect();
+                return Ok(ToolResult {
+                    text: format!("invalid arguments for {shown}: {reason}"),
+                    is_error: true,
+                });
+            }
+        };
         let out = detached(py, move || {
             Ok(memory.call_tool(session.as_deref(), &name, &arguments))
         })?;
