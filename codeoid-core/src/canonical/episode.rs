@@ -322,6 +322,40 @@ pub fn cap_content(content: &str, max_bytes: usize) -> Option<CappedContent> {
     Some(CappedContent { excerpt, blob_id })
 }
 
+/// `excerpt` (a capped episode's stored content, or part of it) with the blob pointer of its cap
+/// marker replaced by `pointer` (such as `get_episode("ep_…") pages`, for a model that has no
+/// tool reading blobs); borrowed unchanged when it holds no line of [`cap_content`]'s marker.
+pub(crate) fn point_cap_marker<'a>(excerpt: &'a str, pointer: &str) -> std::borrow::Cow<'a, str> {
+    const OPEN: &str = "\n\n[codeoid: ";
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let found = excerpt.match_indices(OPEN).find_map(|(at, _)| {
+        let start = at + OPEN.len();
+        let end = start + excerpt[start..].find('\n')?;
+        let rest = excerpt[start..end].strip_suffix(" holds the whole episode]")?;
+        let (counts, blob) = rest.split_once(" bytes omitted here; raw blob ")?;
+        let (omitted, total) = counts.split_once(" of ")?;
+        let hex = blob.strip_prefix("blob_")?;
+        let shaped = digits(omitted)
+            && digits(total)
+            && digits_or_hex(hex)
+            && excerpt[end..].starts_with("\n\n");
+        shaped.then(|| (start + counts.len() + " bytes omitted here; ".len(), end))
+    });
+    match found {
+        Some((from, to)) => format!(
+            "{}{pointer} the whole episode]{}",
+            &excerpt[..from],
+            &excerpt[to..]
+        )
+        .into(),
+        None => excerpt.into(),
+    }
+}
+
+fn digits_or_hex(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 fn marker(omitted: usize, total: usize, blob_id: &str) -> String {
     format!(
         "\n\n[codeoid: {omitted} of {total} bytes omitted here; raw blob {blob_id} holds the \
@@ -348,6 +382,30 @@ fn ceil_char_boundary(s: &str, mut index: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cap_marker_can_point_at_another_reader() {
+        let content = format!("{}{}", "a".repeat(3_000), "b".repeat(3_000));
+        let capped = cap_content(&content, 2_000).unwrap();
+        let pointed = point_cap_marker(&capped.excerpt, "get_episode(\"ep_1\") pages");
+        assert!(
+            pointed.contains(
+                " bytes omitted here; get_episode(\"ep_1\") pages the whole episode]\n\n"
+            ),
+            "{pointed}"
+        );
+        assert!(!pointed.contains(&capped.blob_id));
+        let expected = capped.excerpt.replace(
+            &format!("raw blob {} holds", capped.blob_id),
+            "get_episode(\"ep_1\") pages",
+        );
+        assert_eq!(pointed, expected);
+        // Text that only looks like part of a marker is left alone.
+        let lookalike =
+            "see [codeoid: 5 of 9 bytes omitted here; raw blob blob_zz holds the whole episode]";
+        assert_eq!(point_cap_marker(lookalike, "x"), lookalike);
+        assert_eq!(point_cap_marker("plain", "x"), "plain");
+    }
 
     #[test]
     fn ids_are_deterministic_and_distinct() {

@@ -9,6 +9,7 @@ pub(crate) mod tool_input;
 mod turn;
 
 pub use chunker::{Chunker, ChunkerConfig, TurnPosition};
+pub(crate) use episode::point_cap_marker;
 pub use episode::{
     CappedContent, Episode, EpisodeKind, EpisodeStatus, MIN_CAP_BYTES, PathAccess,
     SUMMARY_ARG_MAX_CHARS, SUMMARY_MAX_CHARS, ToolPath, blob_id, cap_content, episode_id,

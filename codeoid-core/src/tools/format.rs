@@ -20,7 +20,7 @@
 
 use std::borrow::Cow;
 
-use crate::canonical::{EpisodeStatus, truncate_chars};
+use crate::canonical::{EpisodeStatus, point_cap_marker, truncate_chars};
 use crate::error::Result;
 use crate::retrieve::Hit;
 use crate::store::{EpisodeHeader, iso8601};
@@ -84,6 +84,13 @@ fn excerpt_within(content: &str, total: usize, max_chars: usize, episode_id: &st
     )
 }
 
+/// `shown` content of episode `episode_id` as a model reads it: a capped episode's marker names
+/// a raw blob, which no memory tool reads, so it names `get_episode` (which pages the whole
+/// content) instead.
+fn for_model(shown: &str, episode_id: &str) -> String {
+    point_cap_marker(shown, &format!("get_episode(\"{episode_id}\") pages")).into_owned()
+}
+
 /// `content` whole when it has at most [`MAX_CONTENT_CHARS`] characters, else its head and tail
 /// around a marker naming `get_episode`.
 pub(crate) fn excerpt(content: &str, episode_id: &str) -> String {
@@ -138,7 +145,10 @@ pub(crate) fn recall_text(
             c.recency,
             c.path,
             header.id,
-            excerpt_within(&hit.content, lengths[i], shares[i], &header.id)
+            for_model(
+                &excerpt_within(&hit.content, lengths[i], shares[i], &header.id),
+                &header.id
+            )
         ));
     }
     Ok(out)
@@ -204,7 +214,7 @@ pub(crate) fn file_text(
     out.push_str(&format!(
         "\n- episode_id: {}\n\n{}",
         header.id,
-        excerpt(&recall.episode.content, &header.id)
+        for_model(&excerpt(&recall.episode.content, &header.id), &header.id)
     ));
     Ok(out)
 }

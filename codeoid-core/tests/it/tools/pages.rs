@@ -189,6 +189,24 @@ fn a_capped_episode_is_paged_whole_from_its_blob() {
 }
 
 #[test]
+fn recall_points_a_capped_episodes_marker_at_get_episode() {
+    // Stored, a capped episode's excerpt names the raw blob holding the rest; no memory tool
+    // reads blobs, so the model is told to page it with get_episode.
+    let output: String = (0..600).map(|i| format!("line {i} zebrafish\n")).collect();
+    let (_dir, memory, id) =
+        one_episode(Some(4 * 1024), "Bash", json!({"command": "make"}), &output);
+    let stored = memory.episode(&id).unwrap();
+    assert!(
+        stored.content.contains("; raw blob blob_"),
+        "the store's marker"
+    );
+    let pointer = format!("bytes omitted here; get_episode(\"{id}\") pages the whole episode]");
+    let recall = memory.call_tool(None, "recall", r#"{"query": "zebrafish", "limit": 1}"#);
+    assert!(recall.text.contains(&pointer), "{}", recall.text);
+    assert!(!recall.text.contains("raw blob"), "{}", recall.text);
+}
+
+#[test]
 fn a_capped_episode_that_fits_one_page_is_shown_whole() {
     let output: String = (0..600).map(|i| format!("line {i}\n")).collect();
     let (_dir, memory, id) =
