@@ -17,7 +17,7 @@ use codeoid_core::canonical::{Part, Turn, Usage};
 use codeoid_core::translate::{Format, read_usage};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 use crate::errors;
@@ -279,9 +279,10 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PathList {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<PathList> {
-        if obj.is_instance_of::<PyString>() {
+        if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
             return Err(PyTypeError::new_err(format!(
-                "expected a list of paths, got one str; pass [{}]",
+                "expected a list of str paths, got one {}; pass [{}]",
+                type_name(&obj),
                 obj.repr().map(|r| r.to_string()).unwrap_or_default()
             )));
         }

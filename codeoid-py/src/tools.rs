@@ -4,8 +4,10 @@
 //!
 //! A model's mistakes (an unknown tool, bad arguments, a missing episode) are not exceptions: the
 //! core answers them with an error result whose text tells the model what to do, so a loop never
-//! breaks on them. Only a programmer's mistakes raise: arguments Python cannot express as JSON
-//! (`TypeError`), text that is not valid Unicode, a closed `Memory`.
+//! breaks on them; so are decoded arguments holding what JSON text can carry but codeoid cannot
+//! (an integer beyond 64 bits, NaN, a lone surrogate from an escape). Only a programmer's
+//! mistakes raise: arguments Python cannot express as JSON (`TypeError`), a JSON string that is
+//! not valid Unicode, a closed `Memory`.
 
 use codeoid_core::Error;
 use pyo3::exceptions::PyValueError;

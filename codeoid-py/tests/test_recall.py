@@ -115,6 +115,8 @@ def test_recall_bad_input(memory: codeoid.Memory) -> None:
         memory.recall(b"\xff\xfe")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         memory.recall("\ud800")
+    with pytest.raises(TypeError, match=r"got one bytes; pass \[b'src/a.rs'\]"):
+        memory.recall("x", paths=b"src/a.rs")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"got one str; pass \['src/a.rs'\]"):
         memory.recall("x", paths="src/a.rs")  # a str is a Sequence[str] to mypy, not here
     with pytest.raises(TypeError, match=r"path \[1\] is int, expected a str"):
