@@ -274,6 +274,21 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` that a caller passed, as a message repeats it: whole when it has at most `max`
+/// characters, else its start and its length (`abc… (1048576 characters)`), so a pasted
+/// megabyte does not come back in an error or a tool's answer.
+pub(crate) fn echo_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max || text.char_indices().nth(max).is_none() {
+        return text.into();
+    }
+    format!(
+        "{} ({} characters)",
+        truncate_chars(text, max),
+        text.chars().count()
+    )
+    .into()
+}
+
 /// The first non-blank line of `text`, as a summary.
 pub fn first_line_summary(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");

@@ -9,12 +9,12 @@ pub(crate) mod tool_input;
 mod turn;
 
 pub use chunker::{Chunker, ChunkerConfig, TurnPosition};
-pub(crate) use episode::point_cap_marker;
 pub use episode::{
     CappedContent, Episode, EpisodeKind, EpisodeStatus, MIN_CAP_BYTES, PathAccess,
     SUMMARY_ARG_MAX_CHARS, SUMMARY_MAX_CHARS, ToolPath, blob_id, cap_content, episode_id,
     first_line_summary, one_line, token_estimate, truncate_chars,
 };
+pub(crate) use episode::{echo_chars, point_cap_marker};
 pub use turn::{
     CallUsage, Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResult,
     ToolResultPart, Turn, Usage, check_timestamp,

@@ -30,7 +30,7 @@ use super::sessions::Session;
 use super::workspace::relative_path;
 use super::{Store, StoreOptions, from_millis, fts, to_millis};
 use crate::canonical::{
-    Episode, EpisodeKind, EpisodeStatus, PathAccess, cap_content, token_estimate,
+    Episode, EpisodeKind, EpisodeStatus, PathAccess, cap_content, echo_chars, token_estimate,
 };
 use crate::error::{Error, Result};
 
@@ -377,10 +377,7 @@ const SHOWN_ID_CHARS: usize = 64;
 
 /// `id` for a message: whole when it is short, else its start and its length.
 fn shown_id(id: &str) -> std::borrow::Cow<'_, str> {
-    match id.char_indices().nth(SHOWN_ID_CHARS) {
-        None => id.into(),
-        Some((at, _)) => format!("{}… ({} bytes)", &id[..at], id.len()).into(),
-    }
+    echo_chars(id, SHOWN_ID_CHARS)
 }
 
 pub(crate) fn paths_of(conn: &Connection, pk: i64) -> rusqlite::Result<Vec<StoredPath>> {

@@ -20,7 +20,7 @@
 
 use std::borrow::Cow;
 
-use crate::canonical::{EpisodeStatus, point_cap_marker, truncate_chars};
+use crate::canonical::{EpisodeStatus, echo_chars, point_cap_marker, truncate_chars};
 use crate::error::Result;
 use crate::retrieve::Hit;
 use crate::store::{EpisodeHeader, iso8601};
@@ -249,18 +249,7 @@ const ECHO_MAX_CHARS: usize = 200;
 /// `text`, which a model passed, as an answer repeats it: whole when short, else its start and
 /// its length, so a pasted megabyte does not come back as a megabyte.
 pub(crate) fn echo(text: &str) -> Cow<'_, str> {
-    if text.len() <= ECHO_MAX_CHARS {
-        return text.into();
-    }
-    let chars = text.chars().count();
-    if chars <= ECHO_MAX_CHARS {
-        return text.into();
-    }
-    format!(
-        "{} ({chars} characters)",
-        truncate_chars(text, ECHO_MAX_CHARS)
-    )
-    .into()
+    echo_chars(text, ECHO_MAX_CHARS)
 }
 
 #[cfg(test)]

@@ -445,7 +445,7 @@ fn episodes_of_another_workspace_are_not_found() {
     let pasted = "x".repeat(100_000);
     let err = store.episode(mine.id(), &pasted).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
-    assert!(err.message().contains("… (100000 bytes)"), "{err}");
+    assert!(err.message().contains("… (100000 characters)"), "{err}");
     assert!(err.message().len() < 300, "{err}");
 }
 
