@@ -92,11 +92,10 @@ impl PyMemory {
         let arguments = match arguments_text(arguments.as_ref())? {
             Ok(text) => text,
             Err(reason) => {
-                // The name as the core would echo it: a pasted page is not repeated whole.
-                let shown: String = name.chars().take(200).collect();
+                let out = codeoid_core::tools::invalid_arguments(&name, &reason);
                 return Ok(ToolResult {
-                    text: format!("invalid arguments for {shown}: {reason}"),
-                    is_error: true,
+                    text: out.text,
+                    is_error: out.is_error,
                 });
             }
         };

@@ -120,6 +120,7 @@ def test_decoded_arguments_codeoid_cannot_hold_are_the_models_mistake(memory: co
         out = memory.call_tool("recall", arguments)
         assert out.is_error, out.text
         assert out.text.startswith("invalid arguments for recall: "), out.text
+        assert 'Expected: {"query"' in out.text, out.text
         assert expected in out.text, out.text
 
 

@@ -255,12 +255,15 @@ pub(crate) fn parse(tool: ToolName, raw: &str) -> Result<ToolArgs, String> {
             },
         })
     };
-    check().map_err(|problem| {
-        format!(
-            "invalid arguments for {tool}: {problem}. Expected: {}",
-            expected_shape(tool)
-        )
-    })
+    check().map_err(|problem| invalid(tool, &problem))
+}
+
+/// The answer to arguments of `tool` that cannot be used: the problem and the expected shape.
+pub(crate) fn invalid(tool: ToolName, problem: &str) -> String {
+    format!(
+        "invalid arguments for {tool}: {problem}. Expected: {}",
+        expected_shape(tool)
+    )
 }
 
 #[cfg(test)]

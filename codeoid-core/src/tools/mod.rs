@@ -117,13 +117,7 @@ pub fn call_tool(
     arguments: &str,
 ) -> ToolOutput {
     let Some(tool) = ToolName::parse(name) else {
-        let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
-        return ToolOutput::error(format!(
-            "unknown memory tool {:?}; the memory tools are {} (optionally prefixed, as in \
-             codeoid_memory__recall)",
-            format::echo(name),
-            known.join(", ")
-        ));
+        return unknown_tool(name);
     };
     if !backend.memory_enabled() {
         return ToolOutput::error(format!(
@@ -146,6 +140,27 @@ pub fn call_tool(
              without memory for this step"
         )),
     }
+}
+
+/// What [`call_tool`] answers for a call of tool `name` whose arguments a binding could not turn
+/// into JSON text because of `problem`: values a model's JSON carries but codeoid cannot hold
+/// (an integer beyond 64 bits, NaN), found while converting arguments the harness had decoded.
+/// The same error result as for arguments the core cannot read itself.
+pub fn invalid_arguments(name: &str, problem: &str) -> ToolOutput {
+    match ToolName::parse(name) {
+        Some(tool) => ToolOutput::error(args::invalid(tool, problem)),
+        None => unknown_tool(name),
+    }
+}
+
+fn unknown_tool(name: &str) -> ToolOutput {
+    let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+    ToolOutput::error(format!(
+        "unknown memory tool {:?}; the memory tools are {} (optionally prefixed, as in \
+         codeoid_memory__recall)",
+        format::echo(name),
+        known.join(", ")
+    ))
 }
 
 fn failure_text(tool: ToolName, e: &crate::Error) -> String {

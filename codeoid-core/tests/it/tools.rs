@@ -209,6 +209,17 @@ fn bad_calls_are_error_results_the_model_can_act_on() {
         assert!(out.is_error, "{name} {args}: {}", out.text);
         assert!(out.text.contains(expected), "{name} {args}:\n{}", out.text);
     }
+    // Arguments a binding could not pass on answer as call_tool answers unreadable ones.
+    let out = codeoid_core::tools::invalid_arguments("codeoid_memory__recall", "it is NaN");
+    assert!(out.is_error);
+    assert!(
+        out.text
+            .starts_with("invalid arguments for recall: it is NaN. Expected: {\"query\""),
+        "{}",
+        out.text
+    );
+    let out = codeoid_core::tools::invalid_arguments("recal", "it is NaN");
+    assert!(out.is_error && out.text.starts_with("unknown memory tool \"recal\""));
     // A pasted megabyte as a name, a field, a tool name or a path is not echoed back whole.
     let huge = "y".repeat(1 << 20);
     let many_fields: String = (0..100).map(|i| format!(",\"f{i}\":1")).collect();
