@@ -6,7 +6,8 @@
 //! [`super::Compressed::hint`]). [`Output`] builds the text; [`Tally`] counts elided things by
 //! kind for markers that cover several kinds at once.
 //!
-//! This module formats; it never decides what to elide.
+//! This module formats; it never decides what to elide, only whether a marker is shorter than
+//! the lines it would stand for ([`marker_saves`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -65,6 +66,12 @@ pub(crate) fn marker_text(count: usize, what: &str, detail: &str) -> String {
     }
     text.push(']');
     text
+}
+
+/// Whether the marker line `marker` (its newline counted) is shorter than the `bytes` of the
+/// lines it would stand for: a marker never replaces lines shorter than itself.
+pub(crate) fn marker_saves(marker: &str, bytes: usize) -> bool {
+    bytes > marker.len() + 1
 }
 
 /// `1234567` as `1,234,567`.

@@ -20,7 +20,7 @@
 use serde::Deserialize;
 
 use super::Input;
-use crate::compress::elision::{Output, count_of, marker_text, thousands};
+use crate::compress::elision::{Output, count_of, marker_saves, marker_text, thousands};
 
 /// Parameters of the `git_diff` family.
 #[derive(Debug, Clone, Deserialize)]
@@ -383,7 +383,7 @@ fn shorten_context<'a>(max_context: usize, context: usize, body: &[&'a str]) -> 
 /// Whether a marker for `lines` takes fewer bytes than the lines themselves.
 fn shorter_as_marker(lines: &[&str]) -> bool {
     let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
-    bytes > marker_text(lines.len(), UNCHANGED, "").len() + 1
+    marker_saves(&marker_text(lines.len(), UNCHANGED, ""), bytes)
 }
 
 /// What an [`Row::Unchanged`] marker counts.

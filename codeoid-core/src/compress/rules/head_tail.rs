@@ -15,7 +15,7 @@
 use serde::Deserialize;
 
 use super::Input;
-use crate::compress::elision::{Output, marker_text, thousands};
+use crate::compress::elision::{Output, marker_saves, marker_text, thousands};
 
 /// Parameters of the `head_tail` family.
 #[derive(Debug, Clone, Deserialize)]
@@ -101,7 +101,7 @@ fn close_gap(out: &mut Output, gap: &[Run<'_>]) {
     let (start, end) = (first.start, last.start + last.len);
     let marker = lines_marker_text(start, end);
     let bytes: usize = gap.iter().map(|r| (r.line.len() + 1) * r.len).sum();
-    if bytes <= marker.len() + 1 {
+    if !marker_saves(&marker, bytes) {
         for run in gap {
             (0..run.len).for_each(|_| out.line(run.line));
         }
@@ -121,7 +121,7 @@ fn emit_run_parts(out: &mut Output, line: &str, len: usize, max_repeats: usize) 
         return;
     }
     let marker = marker_text(len - shown, REPEATS, "");
-    if (line.len() + 1) * (len - shown) <= marker.len() + 1 {
+    if !marker_saves(&marker, (line.len() + 1) * (len - shown)) {
         (shown..len).for_each(|_| out.line(line));
     } else {
         out.line(&marker);
