@@ -56,8 +56,9 @@ use codeoid_core::store::{
 
 /// Bumped when the way the store is built changes (v2: vectors stored as f16; v3: harness-injected
 /// turns are context episodes, tool calls anchored on their turn; v4: task notifications are
-/// context too, and a long path's summary keeps its end).
-const STORE_VERSION: &str = "v4";
+/// context too, and a long path's summary keeps its end; v5: tool calls indexed by their words,
+/// JSON escapes decoded and line-number gutters left out).
+const STORE_VERSION: &str = "v5";
 /// Hits asked for; MRR counts 0 beyond.
 const DEPTH: usize = 10;
 /// Longest query kept (characters); a pasted log is cut.

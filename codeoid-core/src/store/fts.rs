@@ -17,6 +17,8 @@ use std::borrow::Cow;
 
 use rusqlite::{Transaction, params};
 
+use super::search_text;
+
 /// Most distinct terms a query keeps (the rest of a very long query is ignored).
 const MAX_TERMS: usize = 32;
 
@@ -33,7 +35,8 @@ const STOPWORDS: [&str; 40] = [
     "to", "was", "we", "were", "what", "when", "where", "which", "why", "with", "you",
 ];
 
-/// Writes the FTS row of the episode with primary key `pk`.
+/// Writes the FTS row of the episode with primary key `pk`. `tool_name` is the tool of a
+/// `tool_call` episode, whose content is indexed as [`search_text::tool_call_text`] reads it.
 pub(crate) fn index(
     tx: &Transaction<'_>,
     pk: i64,
@@ -41,13 +44,14 @@ pub(crate) fn index(
     content: &str,
     tool_name: Option<&str>,
 ) -> rusqlite::Result<()> {
+    let content = search_text::tool_call_text(content, tool_name);
     tx.prepare_cached(
         "INSERT INTO episodes_fts (rowid, summary, content, tool_name) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![
         pk,
         index_text(summary).as_ref(),
-        index_text(content).as_ref(),
+        index_text(&content).as_ref(),
         index_text(tool_name.unwrap_or("")).as_ref()
     ])?;
     Ok(())

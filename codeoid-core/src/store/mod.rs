@@ -14,14 +14,15 @@
 //!
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
 //! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
-//! [`workspace`] (identity), `sessions`, `record` (turns in,
-//! the one-transaction write path), `sync` (replacing a session's changed tail), `snapshot` (the
-//! chunker state any turn met), `fork` (a new session from a copy of another's turns), `turns` (turns out), `episodes` (episode rows and reads),
-//! `timeline`, `fts` (identifier-aware indexing, query sanitizing, lexical search), `blobs`,
-//! `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render` (the text
-//! models read); for the retrieval layer, `vector_feed` (the vector index's rows and the
-//! embedding queue), `candidates` (completing a candidate set) and `read_hashes` (hashing files a
-//! live session read). See `docs/store.md`.
+//! [`workspace`] (identity), `sessions`, `record` (turns in, the one-transaction write path),
+//! `sync` (replacing a session's changed tail), `snapshot` (the chunker state any turn met),
+//! `fork` (a new session from a copy of another's turns), `turns` (turns out), `episodes`
+//! (episode rows and reads), `timeline`, `fts` (identifier-aware indexing, query sanitizing),
+//! `search_text` (the words a tool call's content gives the index), `lexical` (lexical search),
+//! `blobs`, `usage`, `vectors`, `aggregates` (hot files, recent sessions, counts) and `render`
+//! (the text models read); for the retrieval layer, `vector_feed` (the vector index's rows and
+//! the embedding queue), `candidates` (completing a candidate set) and `read_hashes` (hashing
+//! files a live session read). See `docs/store.md`.
 //!
 //! The store deliberately does no ranking, embedding or rotation policy: it gives those layers
 //! cheap, scoped queries.
@@ -40,6 +41,7 @@ mod record;
 mod render;
 mod rotation;
 pub mod schema;
+mod search_text;
 mod sessions;
 mod snapshot;
 mod sync;

@@ -89,6 +89,45 @@ fn identifiers_find_what_a_developer_means() {
 }
 
 #[test]
+fn a_written_file_is_searched_by_its_words_and_a_read_by_its_text_not_its_gutter() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    calls(
+        &store,
+        &s.id,
+        &[
+            (
+                // In the input's JSON every line break is `\n`: `\nexport` must still be `export`.
+                "write",
+                "Write",
+                json!({"file_path": "/repo/app.ts", "content": "import x\nexport default\tApp;"}),
+                "File created successfully",
+            ),
+            (
+                "read",
+                "Read",
+                json!({"file_path": "/repo/lib.rs"}),
+                "     1→fn main() {\n    42→    run();\n    43→}",
+            ),
+        ],
+    );
+    let none = LexicalFilters::default();
+    assert_eq!(hit_calls(&store, ws.id(), "export", &none), ["write"]);
+    assert_eq!(hit_calls(&store, ws.id(), "default App", &none), ["write"]);
+    assert_eq!(hit_calls(&store, ws.id(), "fn main run", &none), ["read"]);
+    // A line number is the file's layout, not its text: the gutter is not indexed.
+    assert!(hit_calls(&store, ws.id(), "42", &none).is_empty());
+    // The episode keeps its exact bytes; only the index reads them as text.
+    let write = store
+        .lexical_search(ws.id(), "export", &none, 1)
+        .unwrap()
+        .remove(0);
+    let stored = store.episode(ws.id(), &write.header.id).unwrap();
+    assert!(stored.content.contains(r"import x\nexport default\tApp;"));
+}
+
+#[test]
 fn filters_apply_before_the_cut() {
     let (_dir, store) = temp_store();
     let ws = workspace("/repo");
