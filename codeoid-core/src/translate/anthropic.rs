@@ -9,7 +9,8 @@
 //! whitespace, a failed tool result without content (it gets `"(no output)"`), images of other types
 //! than JPEG/PNG/GIF/WebP, media types of URL or file images, `provider_id`s, unsigned or foreign
 //! thinking. Each is reported. Reading back accepts a string `content` as one text block and does
-//! not validate pairing (that is the writer's job).
+//! not validate pairing (that is the writer's job); blocks of unknown types, also inside a
+//! `tool_result`, are errors or, with `skip_unknown`, dropped.
 
 use serde_json::{Map, Value, json};
 
@@ -29,8 +30,6 @@ use super::thinking::{self, Verdict};
 
 /// The content of a failed tool result that has none: Anthropic requires some.
 const NO_OUTPUT: &str = "(no output)";
-
-const ACCEPTED_IMAGES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// Writes the planned turns as Anthropic messages.
 pub(crate) fn encode(
@@ -102,21 +101,14 @@ pub(crate) fn encode(
 }
 
 fn image_block(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
+    if !media::accepts_declared(image, Format::Anthropic, at, losses) {
+        return None;
+    }
     let source = match &image.source {
         ImageSource::Base64 { data } => {
             let declared = image.media_type.as_deref();
-            let media_type = media::inline_media_type(declared, data, "anthropic", at, losses)?;
-            if !ACCEPTED_IMAGES.contains(&media_type.as_ref()) {
-                losses.part(
-                    at,
-                    LossKind::Dropped,
-                    format!(
-                        "{media_type} image; anthropic accepts image/jpeg, image/png, image/gif \
-                         and image/webp"
-                    ),
-                );
-                return None;
-            }
+            let media_type =
+                media::inline_media_type(declared, data, Format::Anthropic, at, losses)?;
             json!({"type": "base64", "media_type": media_type, "data": data})
         }
         ImageSource::Url { url } => json!({"type": "url", "url": url}),
@@ -237,7 +229,7 @@ pub(crate) fn decode(
                 let mut parts = Vec::with_capacity(blocks.len());
                 for (b, block) in blocks.iter().enumerate() {
                     let path = format!("{path}.content[{b}]");
-                    match decode_block(block, &path, backend)? {
+                    match decode_block(block, &path, backend, (m, b), options, losses)? {
                         Some(part) => parts.push(part),
                         None if options.skip_unknown => losses.message(
                             m,
@@ -289,8 +281,15 @@ fn signature(backend: &Backend, value: &str) -> Signature {
     }
 }
 
-/// One content block, or `None` for an unknown type.
-fn decode_block(block: &Value, path: &str, backend: &Backend) -> Result<Option<Part>> {
+/// One content block, or `None` for an unknown type; `at` is (message, block) for losses.
+fn decode_block(
+    block: &Value,
+    path: &str,
+    backend: &Backend,
+    at: (usize, usize),
+    options: &Options,
+    losses: &mut Losses,
+) -> Result<Option<Part>> {
     let map = read::object(block, path)?;
     let part = match read::string(map, "type", path)? {
         "text" => Part::Text {
@@ -318,7 +317,7 @@ fn decode_block(block: &Value, path: &str, backend: &Backend) -> Result<Option<P
                 input: arguments::from_object(input),
             })
         }
-        "tool_result" => Part::ToolResult(decode_result(map, path)?),
+        "tool_result" => Part::ToolResult(decode_result(map, path, at, options, losses)?),
         _ => return Ok(None),
     };
     Ok(Some(part))
@@ -353,7 +352,15 @@ fn decode_image(map: &Map<String, Value>, path: &str) -> Result<Image> {
     Ok(Image { media_type, source })
 }
 
-fn decode_result(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
+/// A `tool_result` block; `at` is (message, block). Blocks inside it other than text and image
+/// (`document`, `search_result`) are unknown content: dropped with `skip_unknown`.
+fn decode_result(
+    map: &Map<String, Value>,
+    path: &str,
+    at: (usize, usize),
+    options: &Options,
+    losses: &mut Losses,
+) -> Result<ToolResult> {
     let call_id = ids::canonical_id(read::string(map, "tool_use_id", path)?).into_owned();
     let parts = match map.get("content") {
         None | Some(Value::Null) => Vec::new(),
@@ -363,13 +370,25 @@ fn decode_result(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
             for (b, block) in blocks.iter().enumerate() {
                 let path = format!("{path}.content[{b}]");
                 let inner = read::object(block, &path)?;
-                parts.push(match read::string(inner, "type", &path)? {
-                    "text" => ToolResultPart::Text {
+                match read::string(inner, "type", &path)? {
+                    "text" => parts.push(ToolResultPart::Text {
                         text: read::string(inner, "text", &path)?.to_owned(),
-                    },
-                    "image" => ToolResultPart::Image(decode_image(inner, &path)?),
-                    other => return Err(read::unknown_type(&path, other, "text, image")),
-                });
+                    }),
+                    "image" => parts.push(ToolResultPart::Image(decode_image(inner, &path)?)),
+                    other if options.skip_unknown => losses.message(
+                        at.0,
+                        Some(at.1),
+                        LossKind::Dropped,
+                        format!("{other:?} block at content[{b}] of a tool_result"),
+                    ),
+                    other => {
+                        return Err(read::unknown_type(
+                            &path,
+                            other,
+                            "text, image (inside a tool_result)",
+                        ));
+                    }
+                }
             }
             parts
         }

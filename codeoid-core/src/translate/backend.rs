@@ -181,9 +181,16 @@ pub struct Options {
     /// dropped) instead of failing.
     pub skip_unknown: bool,
     /// OpenAI Chat: send and read unsigned reasoning as `reasoning_content` on assistant
-    /// messages, as DeepSeek, Moonshot and other compatible providers expect. Off for OpenAI
-    /// itself, which rejects it.
+    /// messages, as DeepSeek, Moonshot and other compatible providers expect. An assistant
+    /// message with tool calls but no reasoning to send (history from another provider) then
+    /// gets an empty `reasoning_content`, reported as synthesized, because their thinking modes
+    /// reject tool calls without it. Off for OpenAI itself, which rejects the field.
     pub chat_reasoning_content: bool,
+    /// OpenAI Chat: send a `content` that holds only text as one string, its parts joined by a
+    /// blank line (reported as merged), instead of an array of text parts, which DeepSeek and
+    /// several other compatible providers reject. `None` (the default) does so when the backend's
+    /// provider is not `openai`; OpenAI itself gets text parts.
+    pub chat_string_content: Option<bool>,
     /// OpenAI Chat: the role of the system prompt message.
     pub chat_system_role: SystemRole,
     /// Gemini: send tool call ids in `functionCall.id` / `functionResponse.id`. Turn off for
@@ -212,6 +219,7 @@ impl Default for Options {
             signature_match: SignatureMatch::Family,
             skip_unknown: false,
             chat_reasoning_content: false,
+            chat_string_content: None,
             chat_system_role: SystemRole::System,
             gemini_call_ids: true,
             gemini_missing_signature: None,

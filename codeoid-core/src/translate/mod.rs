@@ -12,7 +12,8 @@
 //!
 //! Writing always starts with the same provider-independent repairs (`normalize`): results
 //! paired with their calls and hoisted before any text, cancelled calls answered, orphan results
-//! sent as text, harness error parts left out. Then each provider module applies its own rules:
+//! sent as text, call ids reused by a later assistant block given new ones, harness error parts
+//! left out. Then each provider module applies its own rules:
 //! tool id charsets and lengths (`ids`), error flags encoded in content where there is none
 //! (`tool_error`), non-object arguments (`arguments`), thinking signatures that go back only to
 //! the provider and model family that made them (`thinking`). `docs/translate.md` has the full
@@ -80,7 +81,8 @@ pub struct Conversation {
 ///
 /// # Errors
 /// - [`crate::ErrorKind::InvalidInput`] when a turn fails [`Turn::validate`] or two tool calls
-///   share an id (the message names the turns).
+///   of one assistant block (consecutive assistant turns) share an id (the message names the
+///   turns). An id reused by a later block is not an error: it is sent as a new id, reported.
 /// - [`crate::ErrorKind::Translation`] with [`Options::strict`] when anything would be lost.
 pub fn to_messages(
     turns: &[Turn],
@@ -119,8 +121,8 @@ pub(crate) fn encode(
 ///
 /// # Errors
 /// [`crate::ErrorKind::InvalidInput`] naming the JSON path when the value does not have the
-/// format's shape, or holds a content part of an unknown type (unless [`Options::skip_unknown`]),
-/// or a turn that fails [`Turn::validate`]. With [`Options::strict`],
+/// format's shape, or holds a content part of an unknown type, also inside a tool result (unless
+/// [`Options::skip_unknown`]), or a turn that fails [`Turn::validate`]. With [`Options::strict`],
 /// [`crate::ErrorKind::Translation`] when anything was skipped.
 pub fn from_messages(
     messages: &Value,

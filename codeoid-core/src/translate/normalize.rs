@@ -3,9 +3,14 @@
 //!
 //! Canonical turns come from logs, importers and harnesses, and are not always in the strict shape
 //! providers accept. This module turns them into a plan that is, reporting every repair:
-//! - Every turn passes [`Turn::validate`]; tool call ids are unique across the conversation
-//!   (otherwise an [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) error names both
-//!   turns: a duplicated id cannot be paired unambiguously, so it is never repaired).
+//! - Every turn passes [`Turn::validate`]; tool call ids are unique within an assistant block
+//!   (a run of consecutive assistant turns, sent as one message), otherwise an
+//!   [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) error names both turns: results
+//!   could not be paired with such calls unambiguously.
+//! - An id that a later block uses again (a harness that numbers calls per request: `call_0` for a
+//!   Read, answered, then `call_0` for a Bash) is sent, with the results answering that block, as
+//!   `{id}-{n}`, the smallest `n >= 2` no call of the conversation has, because providers require
+//!   ids unique across the request. Deterministic, and reported as changed.
 //! - Consecutive assistant turns from the first one holding tool calls on are merged into one,
 //!   because every provider wants the results directly after the message with the calls.
 //! - All results answering an assistant block go to the start of the next user turn, in call
@@ -21,7 +26,7 @@
 //! modules' business.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::canonical::{Image, Part, Role, Thinking, ToolCall, ToolResult, ToolResultPart, Turn};
 use crate::error::{Error, Result};
@@ -60,7 +65,8 @@ pub(crate) enum PieceKind<'a> {
     Text(Cow<'a, str>),
     Image(&'a Image),
     Thinking(&'a Thinking),
-    Call(&'a ToolCall),
+    /// A call; owned when its id had to be replaced (see the module documentation).
+    Call(Cow<'a, ToolCall>),
     /// A result with the name of the call it answers (Gemini needs it).
     Result {
         result: Cow<'a, ToolResult>,
@@ -69,7 +75,10 @@ pub(crate) enum PieceKind<'a> {
 }
 
 struct Open<'a> {
+    /// The call as in the input: its results carry its id.
     call: &'a ToolCall,
+    /// The id it is sent with (a new one when an earlier block used its id).
+    sent_id: Cow<'a, str>,
     at: (usize, usize),
 }
 
@@ -77,11 +86,12 @@ struct Open<'a> {
 ///
 /// # Errors
 /// [`crate::ErrorKind::InvalidInput`] when a turn fails [`Turn::validate`] (the message names the
-/// turn) or two tool calls share an id.
+/// turn) or two tool calls of one assistant block share an id.
 pub(crate) fn plan(turns: &[Turn]) -> Result<Plan<'_>> {
-    check(turns)?;
+    let renamed = check(turns)?;
     let mut planner = Planner {
         turns,
+        renamed,
         out: Vec::with_capacity(turns.len()),
         losses: Losses::default(),
     };
@@ -116,28 +126,75 @@ pub(crate) fn plan(turns: &[Turn]) -> Result<Plan<'_>> {
     Ok(Plan { turns: out, losses })
 }
 
-fn check(turns: &[Turn]) -> Result<()> {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+/// A call whose id an earlier assistant block already used: the id it is sent with, and the
+/// turn of the first call with its id.
+#[derive(Debug)]
+struct Renamed {
+    id: String,
+    first: usize,
+}
+
+/// Validates every turn, rejects an id repeated within one assistant block and picks new ids for
+/// calls reusing an id of an earlier block, by (turn, part).
+fn check(turns: &[Turn]) -> Result<HashMap<(usize, usize), Renamed>> {
     for (index, turn) in turns.iter().enumerate() {
         turn.validate()
             .map_err(|e| Error::invalid_input(format!("turn {index}: {}", e.message())))?;
-        for part in &turn.parts {
-            if let Part::ToolCall(call) = part {
-                if let Some(first) = seen.insert(&call.id, index) {
-                    return Err(Error::invalid_input(format!(
-                        "tool call id {:?} appears in turn {first} and turn {index}; tool call \
-                         ids must be unique within a conversation",
-                        call.id
-                    )));
-                }
+    }
+    let calls = |t: usize| {
+        turns[t]
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(move |(p, part)| match part {
+                Part::ToolCall(call) => Some(((t, p), call.id.as_str())),
+                _ => None,
+            })
+    };
+    // Every id in use, so that a new one never collides.
+    let mut taken: HashSet<Cow<'_, str>> = (0..turns.len())
+        .flat_map(calls)
+        .map(|(_, id)| Cow::Borrowed(id))
+        .collect();
+    // Turn of the first call with each id, over the blocks before the current one.
+    let mut earlier: HashMap<&str, usize> = HashMap::new();
+    let mut renamed = HashMap::new();
+    let mut start = 0;
+    while start < turns.len() {
+        let end = turns[start..]
+            .iter()
+            .position(|t| t.role != turns[start].role)
+            .map_or(turns.len(), |len| start + len);
+        let mut block: HashMap<&str, usize> = HashMap::new();
+        for (at, id) in (start..end).flat_map(calls) {
+            if let Some(first) = block.insert(id, at.0) {
+                return Err(Error::invalid_input(format!(
+                    "tool call id {id:?} appears in turn {first} and turn {}; the calls of one \
+                     assistant message (consecutive assistant turns are sent as one) must have \
+                     distinct ids, or their results cannot be told apart",
+                    at.0
+                )));
+            }
+            if let Some(&first) = earlier.get(id) {
+                let new = (2u64..)
+                    .map(|n| format!("{id}-{n}"))
+                    .find(|candidate| !taken.contains(candidate.as_str()))
+                    .unwrap_or_default();
+                taken.insert(Cow::Owned(new.clone()));
+                renamed.insert(at, Renamed { id: new, first });
             }
         }
+        for (id, turn) in block {
+            earlier.entry(id).or_insert(turn);
+        }
+        start = end;
     }
-    Ok(())
+    Ok(renamed)
 }
 
 struct Planner<'a> {
     turns: &'a [Turn],
+    renamed: HashMap<(usize, usize), Renamed>,
     out: Vec<PlanTurn<'a>>,
     losses: Losses,
 }
@@ -187,8 +244,36 @@ impl<'a> Planner<'a> {
                     Part::Image(image) => self.push_piece(at, PieceKind::Image(image)),
                     Part::Thinking(thinking) => self.push_piece(at, PieceKind::Thinking(thinking)),
                     Part::ToolCall(call) => {
-                        open.push(Open { call, at });
-                        self.push_piece(at, PieceKind::Call(call));
+                        let sent = match self.renamed.get(&at) {
+                            None => Cow::Borrowed(call),
+                            Some(Renamed { id, first }) => {
+                                self.losses.part(
+                                    at,
+                                    LossKind::Changed,
+                                    format!(
+                                        "tool call id {:?} was already used by a call in turn \
+                                         {first}; sent as {id:?} with its results (providers \
+                                         require distinct ids), which reads back as is",
+                                        call.id
+                                    ),
+                                );
+                                Cow::Owned(ToolCall {
+                                    id: id.clone(),
+                                    ..call.clone()
+                                })
+                            }
+                        };
+                        open.push(Open {
+                            call,
+                            sent_id: self
+                                .renamed
+                                .get(&at)
+                                .map_or(Cow::Borrowed(call.id.as_str()), |r| {
+                                    Cow::Owned(r.id.clone())
+                                }),
+                            at,
+                        });
+                        self.push_piece(at, PieceKind::Call(sent));
                     }
                     Part::Error { .. } => self.drop_error(at),
                     // Turn::validate rejects results in assistant turns; nothing to send.
@@ -237,7 +322,22 @@ impl<'a> Planner<'a> {
                             ),
                         );
                     }
-                    let result = Cow::Borrowed(*result);
+                    let result = if o.sent_id == o.call.id {
+                        Cow::Borrowed(*result)
+                    } else {
+                        self.losses.part(
+                            *at,
+                            LossKind::Changed,
+                            format!(
+                                "result of tool call {:?} sent with its call's new id {:?}",
+                                o.call.id, o.sent_id
+                            ),
+                        );
+                        Cow::Owned(ToolResult {
+                            call_id: o.sent_id.clone().into_owned(),
+                            ..(*result).clone()
+                        })
+                    };
                     self.push_piece(*at, PieceKind::Result { result, name });
                 }
                 None => {
@@ -251,7 +351,7 @@ impl<'a> Planner<'a> {
                         ),
                     );
                     let result = Cow::Owned(ToolResult {
-                        call_id: o.call.id.clone(),
+                        call_id: o.sent_id.clone().into_owned(),
                         parts: vec![ToolResultPart::Text {
                             text: CANCELLED_RESULT.to_owned(),
                         }],
@@ -324,6 +424,7 @@ impl<'a> Planner<'a> {
 mod tests {
     use super::*;
     use crate::ErrorKind;
+    use crate::translate::Location;
     use serde_json::json;
 
     fn call(id: &str) -> Part {
@@ -388,18 +489,97 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_call_ids_are_an_error_naming_both_turns() {
+    fn duplicate_call_ids_in_one_assistant_block_are_an_error_naming_both_turns() {
+        // Consecutive assistant turns are one message: their results could not be told apart.
         let turns = vec![
             Turn::new(Role::Assistant, vec![call("x")]),
-            Turn::new(Role::User, vec![result("x")]),
             Turn::new(Role::Assistant, vec![call("x")]),
+            Turn::new(Role::User, vec![result("x")]),
         ];
         let err = plan(&turns).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput);
         assert!(
-            err.message().contains("\"x\" appears in turn 0 and turn 2"),
+            err.message().contains("\"x\" appears in turn 0 and turn 1"),
             "{err}"
         );
+    }
+
+    fn sent_ids(plan: &Plan<'_>) -> Vec<String> {
+        plan.turns
+            .iter()
+            .flat_map(|t| &t.pieces)
+            .filter_map(|p| match &p.kind {
+                PieceKind::Call(call) => Some(format!("call {}", call.id)),
+                PieceKind::Result { result, .. } => Some(format!("result {}", result.call_id)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_id_reused_by_a_later_block_gets_a_new_id_for_its_call_and_results() {
+        // `x-2` is taken by a call of its own, so the second reuse of `x` must skip it.
+        let turns = vec![
+            Turn::new(Role::Assistant, vec![call("x"), call("x-2")]),
+            Turn::new(Role::User, vec![result("x"), result("x-2")]),
+            Turn::new(Role::Assistant, vec![call("x")]),
+            Turn::new(Role::User, vec![result("x")]),
+            Turn::new(Role::Assistant, vec![call("x")]),
+        ];
+        let plan = plan(&turns).unwrap();
+        assert_eq!(
+            sent_ids(&plan),
+            [
+                "call x",
+                "call x-2",
+                "result x",
+                "result x-2",
+                "call x-3",
+                "result x-3",
+                "call x-4"
+            ]
+        );
+        assert_eq!(
+            kinds(&plan),
+            [LossKind::Changed, LossKind::Changed, LossKind::Changed]
+        );
+        let at: Vec<Location> = plan
+            .losses
+            .list
+            .iter()
+            .map(|l| l.location.clone())
+            .collect();
+        assert_eq!(
+            at,
+            [
+                Location::Part { turn: 2, part: 0 },
+                Location::Part { turn: 3, part: 0 },
+                Location::Part { turn: 4, part: 0 }
+            ]
+        );
+        assert!(
+            plan.losses.list[0]
+                .what
+                .contains("already used by a call in turn 0"),
+            "{:?}",
+            plan.losses.list[0]
+        );
+    }
+
+    #[test]
+    fn a_cancelled_call_with_a_reused_id_is_answered_under_its_new_id() {
+        let turns = vec![
+            Turn::new(Role::Assistant, vec![call("x")]),
+            Turn::new(Role::User, vec![result("x")]),
+            Turn::new(Role::Assistant, vec![call("x")]),
+            Turn::user_text("stop"),
+        ];
+        let plan = plan(&turns).unwrap();
+        assert_eq!(
+            sent_ids(&plan),
+            ["call x", "result x", "call x-2", "result x-2"]
+        );
+        assert_eq!(kinds(&plan), [LossKind::Changed, LossKind::Synthesized]);
     }
 
     #[test]

@@ -418,6 +418,60 @@ fn a_fork_after_a_rotation_carries_everything_and_pairs_a_result_with_a_copied_c
 }
 
 #[test]
+fn a_session_that_reuses_call_ids_forks_onto_every_backend() {
+    // A harness that numbers calls per request: call_0 for a Read, answered, then call_0 again
+    // for a Bash, answered. Translation used to refuse the whole conversation.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("codeoid.db")).unwrap();
+    let ws = Workspace::resolve("/nonexistent/fork-reused-ids").unwrap();
+    let s = store
+        .create_session(
+            &ws,
+            NewSession {
+                id: Some("ses_reused".into()),
+                name: Some("reused".into()),
+                ..NewSession::default()
+            },
+        )
+        .unwrap();
+    store
+        .record_turns(
+            &s.id,
+            &[
+                at(Turn::user_text("Read a.rs, then build"), "u1", 1),
+                at(
+                    call("call_0", "Read", json!({"file_path": "a.rs"})),
+                    "a1",
+                    2,
+                ),
+                at(result("call_0", "fn a() {}", false), "r1", 3),
+                at(
+                    call("call_0", "Bash", json!({"command": "cargo build"})),
+                    "a2",
+                    4,
+                ),
+                at(result("call_0", "ok", false), "r2", 5),
+            ],
+        )
+        .unwrap();
+    for format in Format::ALL {
+        let backend = Backend::new(format);
+        let name = format!("on {format}");
+        let forked = fork::fork(&store, &s.id, None, Some(backend), &name).unwrap();
+        let handoff = forked.handoff.unwrap();
+        let dump = handoff.messages.to_string();
+        assert!(dump.contains("call_0-2"), "{format}: {dump}");
+        let changed: Vec<String> = handoff
+            .losses
+            .iter()
+            .filter(|l| l.kind == LossKind::Changed)
+            .map(|l| l.location.to_string())
+            .collect();
+        assert_eq!(changed, ["turn 3 part 0", "turn 4 part 0"], "{format}");
+    }
+}
+
+#[test]
 fn a_fork_of_a_fork_has_a_lineage_chain() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("codeoid.db")).unwrap();

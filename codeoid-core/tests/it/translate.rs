@@ -960,6 +960,242 @@ fn malformed_provider_json_names_the_path() {
     }
 }
 
+fn skip_unknown() -> Options {
+    Options {
+        skip_unknown: true,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn unknown_blocks_inside_tool_results_are_errors_or_dropped_with_skip_unknown() {
+    let cases = [
+        (
+            Format::Anthropic,
+            json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+                {"type": "text", "text": "found it"},
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}},
+                {"type": "search_result", "source": "https://example.com", "title": "x", "content": []},
+            ]}]}]),
+            "messages[0].content[0].content[1] has unknown type \"document\"; supported: text, image",
+        ),
+        (
+            Format::OpenaiResponses,
+            json!([{"type": "function_call_output", "call_id": "t1", "output": [
+                {"type": "input_text", "text": "found it"},
+                {"type": "input_file", "file_id": "file_1"},
+                {"type": "input_file", "file_data": "data:application/pdf;base64,JVBER"},
+            ]}]),
+            "input[0].output[1] has unknown type \"input_file\"; supported: input_text, input_image",
+        ),
+        (
+            Format::OpenaiChat,
+            json!([{"role": "tool", "tool_call_id": "t1", "content": [
+                {"type": "text", "text": "found it"},
+                {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                {"type": "text"},
+            ]}]),
+            "messages[0].content[1] has unknown type \"image_url\"; supported: text",
+        ),
+    ];
+    for (format, value, expected) in cases {
+        let err = translate::from_messages(&value, &Backend::new(format), &Options::default())
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{format}");
+        assert!(err.message().starts_with(expected), "{format}: {err}");
+        assert!(err.message().contains("skip_unknown"), "{format}: {err}");
+        let out = translate::from_messages(&value, &Backend::new(format), &skip_unknown()).unwrap();
+        let kinds: Vec<LossKind> = out.losses.iter().map(|l| l.kind).collect();
+        assert_eq!(kinds, [LossKind::Dropped, LossKind::Dropped], "{format}");
+        assert_eq!(
+            out.value.turns[0].parts,
+            [result("t1", "found it", false)],
+            "{format}"
+        );
+    }
+    // A text part of a tool message without its text: named, and dropped on request.
+    let chat = json!([{"role": "tool", "tool_call_id": "t1", "content": [{"type": "text"}]}]);
+    let backend = Backend::new(Format::OpenaiChat);
+    let err = translate::from_messages(&chat, &backend, &Options::default()).unwrap_err();
+    assert!(
+        err.message()
+            .starts_with("messages[0].content[0].text is missing"),
+        "{err}"
+    );
+    let out = translate::from_messages(&chat, &backend, &skip_unknown()).unwrap();
+    assert_eq!(out.losses.len(), 1);
+    assert!(
+        out.losses[0].what.contains("without text"),
+        "{:?}",
+        out.losses
+    );
+}
+
+#[test]
+fn gemini_media_other_than_images_is_unknown_content() {
+    let contents = json!([{"role": "user", "parts": [
+        {"text": "summarize these"},
+        {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0xLjQ="}},
+        {"fileData": {"mimeType": "video/mp4", "fileUri": "https://generativelanguage.googleapis.com/v1beta/files/abc"}},
+        {"inlineData": {"mimeType": "image/png", "data": PNG}},
+    ]}]);
+    let gemini = Backend::new(Format::Gemini);
+    let err = translate::from_messages(&contents, &gemini, &Options::default()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(
+        err.message()
+            .starts_with("contents[0].parts[1] holds \"application/pdf\" media"),
+        "{err}"
+    );
+    assert!(err.message().contains("skip_unknown"), "{err}");
+    let out = translate::from_messages(&contents, &gemini, &skip_unknown()).unwrap();
+    assert_eq!(
+        out.value.turns[0].parts,
+        [text("summarize these"), Part::Image(png())]
+    );
+    let dropped: Vec<String> = out.losses.iter().map(|l| l.to_string()).collect();
+    assert_eq!(
+        dropped,
+        [
+            "message 0 part 1: dropped: application/pdf media; canonical turns carry images \
+             (image/*) only",
+            "message 0 part 2: dropped: video/mp4 media; canonical turns carry images (image/*) \
+             only"
+        ]
+    );
+}
+
+#[test]
+fn images_of_types_the_target_does_not_accept_are_dropped_by_every_writer() {
+    let pdf = Image {
+        media_type: Some("application/pdf".into()),
+        source: ImageSource::Base64 {
+            data: "JVBERi0xLjQ=".into(),
+        },
+    };
+    let video = Image {
+        media_type: Some("video/mp4".into()),
+        source: ImageSource::Url {
+            url: "https://example.com/clip.mp4".into(),
+        },
+    };
+    let turns = vec![
+        user(vec![
+            text("what is in these?"),
+            Part::Image(pdf.clone()),
+            Part::Image(video),
+            Part::Image(png()),
+        ]),
+        assistant(vec![call("r", "Read", json!({"file_path": "a.pdf"}))]),
+        user(vec![Part::ToolResult(ToolResult {
+            call_id: "r".into(),
+            parts: vec![
+                ToolResultPart::Text {
+                    text: "read".into(),
+                },
+                ToolResultPart::Image(pdf),
+            ],
+            is_error: false,
+        })]),
+    ];
+    for format in Format::ALL {
+        let out =
+            translate::to_messages(&turns, &Backend::new(format), &Options::default()).unwrap();
+        let dump = out.value.to_string();
+        for absent in ["application/pdf", "JVBERi0xLjQ=", "video/mp4", "clip.mp4"] {
+            assert!(!dump.contains(absent), "{format}: {absent} in {dump}");
+        }
+        assert!(dump.contains(PNG), "{format}: the PNG is still sent");
+        let dropped: Vec<String> = out
+            .losses
+            .iter()
+            .filter(|l| l.kind == LossKind::Dropped)
+            .map(|l| l.location.to_string())
+            .collect();
+        assert_eq!(
+            dropped,
+            ["turn 0 part 1", "turn 0 part 2", "turn 2 part 0"],
+            "{format}: {:#?}",
+            out.losses
+        );
+    }
+}
+
+#[test]
+fn system_messages_after_the_first_turn_are_reported_as_moved() {
+    let chat = json!([
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "developer", "content": "Now be verbose."},
+        {"role": "assistant", "content": "Hello!"},
+    ]);
+    let out = translate::from_messages(
+        &chat,
+        &Backend::new(Format::OpenaiChat),
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        out.value.system.as_deref(),
+        Some("Be brief.\n\nNow be verbose.")
+    );
+    let losses: Vec<String> = out.losses.iter().map(|l| l.to_string()).collect();
+    assert_eq!(
+        losses,
+        [
+            "message 2: moved: developer message after the conversation started moved into the \
+          system prompt; its position among the turns is not kept"
+        ]
+    );
+    let responses = json!([
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"type": "message", "role": "system", "content": [{"type": "input_text", "text": "Later."}]},
+    ]);
+    let out = translate::from_messages(
+        &responses,
+        &Backend::new(Format::OpenaiResponses),
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(out.value.system.as_deref(), Some("Be brief.\n\nLater."));
+    assert_eq!(out.losses.len(), 1);
+    assert_eq!(out.losses[0].kind, LossKind::Moved);
+    assert_eq!(out.losses[0].location.to_string(), "message 2");
+}
+
+#[test]
+fn a_native_gemini_function_response_read_as_text_is_reported() {
+    let contents = json!([
+        {"role": "model", "parts": [
+            {"functionCall": {"id": "c1", "name": "weather", "args": {"city": "Oslo"}}},
+            {"functionCall": {"id": "c2", "name": "weather", "args": {"city": "Rome"}}},
+        ]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"id": "c1", "name": "weather", "response": {"temperature": 3}}},
+            {"functionResponse": {"id": "c2", "name": "weather", "response": {"output": "21 C"}}},
+        ]},
+    ]);
+    let gemini = Backend::new(Format::Gemini);
+    let out = translate::from_messages(&contents, &gemini, &Options::default()).unwrap();
+    assert_eq!(
+        out.value.turns[1].parts,
+        [
+            result("c1", "{\"temperature\":3}", false),
+            result("c2", "21 C", false)
+        ]
+    );
+    assert_eq!(out.losses.len(), 1, "{:#?}", out.losses);
+    assert_eq!(out.losses[0].kind, LossKind::Changed);
+    assert_eq!(out.losses[0].location.to_string(), "message 1 part 0");
+    // What the loss announces: written back in codeoid's shape.
+    let again = translate::to_messages(&out.value.turns, &gemini, &Options::default()).unwrap();
+    assert_eq!(
+        again.value[1]["parts"][0]["functionResponse"]["response"],
+        json!({"output": "{\"temperature\":3}"})
+    );
+}
+
 #[test]
 fn orphan_results_are_sent_as_text_and_cancelled_calls_are_answered() {
     let turns = vec![
@@ -1020,6 +1256,205 @@ fn duplicated_tool_call_ids_are_an_error() {
             "{err}"
         );
     }
+}
+
+/// A harness that numbers calls per request: `call_0` for a Read, answered, then `call_0` again
+/// for a Bash, answered.
+fn reused_call_ids() -> Vec<Turn> {
+    vec![
+        user(vec![text("look at a.rs, then build")]),
+        assistant(vec![call("call_0", "Read", json!({"file_path": "a.rs"}))]),
+        user(vec![result("call_0", "fn a() {}", false)]),
+        assistant(vec![call(
+            "call_0",
+            "Bash",
+            json!({"command": "cargo build"}),
+        )]),
+        user(vec![result("call_0", "ok", false)]),
+        assistant(vec![text("Built.")]),
+    ]
+}
+
+#[test]
+fn a_call_id_reused_by_a_later_assistant_turn_gets_a_new_id_on_every_backend() {
+    let turns = reused_call_ids();
+    for format in Format::ALL {
+        let target = Backend::new(format);
+        let out = translate::to_messages(&turns, &target, &Options::default()).unwrap();
+        let losses: Vec<String> = out.losses.iter().map(|l| l.to_string()).collect();
+        assert_eq!(
+            losses,
+            [
+                "turn 3 part 0: changed: tool call id \"call_0\" was already used by a call in \
+                 turn 1; sent as \"call_0-2\" with its results (providers require distinct ids), \
+                 which reads back as is",
+                "turn 4 part 0: changed: result of tool call \"call_0\" sent with its call's new \
+                 id \"call_0-2\""
+            ],
+            "{format}"
+        );
+        let back = translate::from_messages(&out.value, &target, &Options::default()).unwrap();
+        assert!(back.is_lossless(), "{format}: {:#?}", back.losses);
+        let mut expected = turns.clone();
+        expected[3].parts = vec![call("call_0-2", "Bash", json!({"command": "cargo build"}))];
+        expected[4].parts = vec![result("call_0-2", "ok", false)];
+        assert_eq!(shape(&back.value.turns), shape(&expected), "{format}");
+        // Deterministic, and a fixed point once renamed.
+        let again =
+            translate::to_messages(&back.value.turns, &target, &Options::default()).unwrap();
+        assert_eq!(again.value, out.value, "{format}");
+        assert!(again.is_lossless(), "{format}");
+    }
+}
+
+fn deepseek() -> Backend {
+    backend(Format::OpenaiChat, "deepseek-reasoner").with_provider("deepseek")
+}
+
+/// Text-only content in every place Chat has one: a user message, an assistant message and a
+/// failed tool result, each with two texts.
+fn two_texts_everywhere() -> Vec<Turn> {
+    vec![
+        user(vec![text("Fix the build."), text("It fails on CI.")]),
+        assistant(vec![
+            text("Reading the log."),
+            text("Then the code."),
+            call("c", "Bash", json!({"command": "cargo build"})),
+        ]),
+        user(vec![Part::ToolResult(ToolResult {
+            call_id: "c".into(),
+            parts: vec![
+                ToolResultPart::Text {
+                    text: "error[E0432]".into(),
+                },
+                ToolResultPart::Text {
+                    text: "1 error".into(),
+                },
+            ],
+            is_error: true,
+        })]),
+    ]
+}
+
+#[test]
+fn chat_content_that_is_only_text_is_one_string_for_providers_other_than_openai() {
+    let turns = two_texts_everywhere();
+    let out = translate::to_messages(&turns, &deepseek(), &Options::default()).unwrap();
+    assert_eq!(out.value[0]["content"], "Fix the build.\n\nIt fails on CI.");
+    assert_eq!(
+        out.value[1]["content"],
+        "Reading the log.\n\nThen the code."
+    );
+    assert_eq!(
+        out.value[2]["content"],
+        format!("{ERROR_MARKER}\nerror[E0432]\n\n1 error")
+    );
+    let merged: Vec<String> = out
+        .losses
+        .iter()
+        .map(|l| format!("{} {}", l.location, l.kind.name()))
+        .collect();
+    assert_eq!(
+        merged,
+        [
+            "turn 0 part 1 merged",
+            "turn 1 part 1 merged",
+            "turn 2 part 0 merged"
+        ]
+    );
+    // What the losses announce: each reads back as one text; the error flag survives.
+    let back = translate::from_messages(&out.value, &deepseek(), &Options::default()).unwrap();
+    assert!(back.is_lossless());
+    let turns_back = &back.value.turns;
+    assert_eq!(
+        turns_back[0].parts,
+        [text("Fix the build.\n\nIt fails on CI.")]
+    );
+    assert_eq!(
+        turns_back[2].parts,
+        [result("c", "error[E0432]\n\n1 error", true)]
+    );
+    // OpenAI keeps its text parts, and the option overrides the default both ways.
+    let openai = translate::to_messages(
+        &turns,
+        &Backend::new(Format::OpenaiChat),
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(openai.is_lossless());
+    assert!(openai.value[0]["content"].is_array());
+    assert!(openai.value[2]["content"].is_array());
+    let parts = Options {
+        chat_string_content: Some(false),
+        ..Options::default()
+    };
+    let out = translate::to_messages(&turns, &deepseek(), &parts).unwrap();
+    assert!(out.is_lossless());
+    assert!(out.value[1]["content"].is_array());
+    let strings = Options {
+        chat_string_content: Some(true),
+        ..Options::default()
+    };
+    let out = translate::to_messages(&turns, &Backend::new(Format::OpenaiChat), &strings).unwrap();
+    assert_eq!(
+        out.value[1]["content"],
+        "Reading the log.\n\nThen the code."
+    );
+    // Content with an image stays a part list: a string cannot hold it.
+    let with_image = vec![user(vec![text("this"), Part::Image(png())])];
+    let out = translate::to_messages(&with_image, &deepseek(), &Options::default()).unwrap();
+    assert!(out.is_lossless());
+    assert!(out.value[0]["content"].is_array());
+}
+
+#[test]
+fn thinking_mode_providers_get_an_empty_reasoning_content_on_foreign_tool_calls() {
+    let mut claude = assistant(vec![
+        signed("anthropic", "claude-sonnet-4-5", "Check the log.", "sig"),
+        call("c", "Bash", json!({"command": "cargo build"})),
+    ]);
+    claude.provider = Some("anthropic".into());
+    let mut answer = assistant(vec![text("Fixed.")]);
+    answer.provider = Some("anthropic".into());
+    let turns = vec![
+        user(vec![text("Fix the build.")]),
+        claude,
+        user(vec![result("c", "ok", false)]),
+        answer,
+    ];
+    let options = Options {
+        chat_reasoning_content: true,
+        ..Options::default()
+    };
+    let out = translate::to_messages(&turns, &deepseek(), &options).unwrap();
+    assert_eq!(out.value[1]["reasoning_content"], "");
+    assert!(out.value[1]["tool_calls"].is_array());
+    // Only messages with tool calls need it.
+    assert!(
+        out.value[3].get("reasoning_content").is_none(),
+        "{}",
+        out.value
+    );
+    let kinds: Vec<(String, LossKind)> = out
+        .losses
+        .iter()
+        .map(|l| (l.location.to_string(), l.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("turn 1".to_owned(), LossKind::Synthesized),
+            ("turn 1 part 0".to_owned(), LossKind::Dropped)
+        ]
+    );
+    // It reads back as empty thinking, which is sent the same way again, without a loss.
+    let back = translate::from_messages(&out.value, &deepseek(), &options).unwrap();
+    let again = translate::to_messages(&back.value.turns, &deepseek(), &options).unwrap();
+    assert_eq!(again.value, out.value);
+    assert!(again.is_lossless(), "{:#?}", again.losses);
+    // Without the option nothing is added.
+    let plain = translate::to_messages(&turns, &deepseek(), &Options::default()).unwrap();
+    assert!(plain.value[1].get("reasoning_content").is_none());
 }
 
 #[test]
@@ -1516,9 +1951,13 @@ fn arb_turns() -> impl Strategy<Value = Vec<Turn>> {
         });
     proptest::collection::vec(turn, 0..7).prop_map(|mut turns| {
         // Call ids are drawn from a small pool so that results often match them; make them unique
-        // (duplicates are a tested error of their own) so most cases reach the translators.
+        // within each assistant block (duplicates there are a tested error of their own) so most
+        // cases reach the translators. Later blocks may reuse an id: that is repaired.
         let mut seen = std::collections::HashSet::new();
         for (t, turn) in turns.iter_mut().enumerate() {
+            if turn.role == Role::User {
+                seen.clear();
+            }
             for (p, part) in turn.parts.iter_mut().enumerate() {
                 if let Part::ToolCall(call) = part {
                     if !seen.insert(call.id.clone()) {
@@ -1540,24 +1979,25 @@ fn arb_backend() -> impl Strategy<Value = (Backend, Options)> {
         Just(Format::Gemini)
     ];
     let model = prop_oneof![Just(None), Just(Some("m"))];
-    (format, model, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
-        |(format, model, as_text, flag, ids)| {
-            let mut backend = Backend::new(format);
-            backend.model = model.map(Into::into);
-            let options = Options {
-                foreign_thinking: if as_text {
-                    ForeignThinking::AsText
-                } else {
-                    ForeignThinking::Drop
-                },
-                chat_reasoning_content: flag,
-                gemini_call_ids: ids,
-                gemini_missing_signature: flag.then(|| GEMINI_SKIP_SIGNATURE.to_owned()),
-                ..Options::default()
-            };
-            (backend, options)
-        },
-    )
+    let strings = proptest::option::of(any::<bool>());
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>());
+    (format, model, flags, strings).prop_map(|(format, model, (as_text, flag, ids), strings)| {
+        let mut backend = Backend::new(format);
+        backend.model = model.map(Into::into);
+        let options = Options {
+            foreign_thinking: if as_text {
+                ForeignThinking::AsText
+            } else {
+                ForeignThinking::Drop
+            },
+            chat_reasoning_content: flag,
+            chat_string_content: strings,
+            gemini_call_ids: ids,
+            gemini_missing_signature: flag.then(|| GEMINI_SKIP_SIGNATURE.to_owned()),
+            ..Options::default()
+        };
+        (backend, options)
+    })
 }
 
 proptest! {
@@ -1567,7 +2007,7 @@ proptest! {
     /// nothing was reported lost it gives the input back.
     #[test]
     fn translation_is_clean_and_lossless_means_identity(turns in arb_turns(), (backend, options) in arb_backend()) {
-        // Generated turns are valid and their call ids unique: translation must succeed.
+        // Generated turns are valid and no assistant block repeats a call id: translation must succeed.
         let out = translate::to_messages(&turns, &backend, &options);
         prop_assert!(out.is_ok(), "{:?}", out.err());
         let out = out.unwrap();

@@ -4,7 +4,9 @@
 //! that part; the configured placeholder signature is ignored. Calls without ids get
 //! `gemini_call_{content}_{part}`; responses pair by id, else with the first unanswered call of the
 //! same name in the preceding model content. Responses in codeoid's `output`/`error` shape are
-//! decoded (with their `attached_images`); any other object reads back as its JSON text.
+//! decoded (with their `attached_images`); any other object reads back as its JSON text, reported
+//! as changed. `inlineData` / `fileData` parts are images; media of another type (a PDF, a video)
+//! is unknown content: an error, or dropped with `skip_unknown`.
 
 use serde_json::{Map, Value};
 
@@ -95,8 +97,23 @@ pub(crate) fn decode(
                 parts.push(Part::Text {
                     text: text.to_owned(),
                 });
-            } else if let Some(image) = decode_image(part, &part_path)? {
-                parts.push(Part::Image(image));
+            } else if let Some(media) = decode_media(part, &part_path)? {
+                match media {
+                    Media::Image(image) => parts.push(Part::Image(image)),
+                    Media::Other(mime) if options.skip_unknown => losses.message(
+                        c,
+                        Some(p - 1),
+                        LossKind::Dropped,
+                        format!("{mime} media; canonical turns carry images (image/*) only"),
+                    ),
+                    Media::Other(mime) => {
+                        return Err(Error::invalid_input(format!(
+                            "{part_path} holds {mime:?} media; codeoid reads inlineData and \
+                             fileData as images, so the mimeType must be image/* (set \
+                             skip_unknown to drop such parts instead)"
+                        )));
+                    }
+                }
             } else if let Some(call) = part.get("functionCall") {
                 let call = decode_call(call, &format!("{part_path}.functionCall"), (c, p - 1))?;
                 open.push((call.name.clone(), call.id.clone(), false));
@@ -104,12 +121,13 @@ pub(crate) fn decode(
             } else if let Some(response) = part.get("functionResponse") {
                 let response_path = format!("{part_path}.functionResponse");
                 let (mut result, attached) =
-                    decode_response(response, &response_path, &mut open, (c, p - 1))?;
+                    decode_response(response, &response_path, &mut open, (c, p - 1), losses)?;
                 let mut taken = 0;
                 while taken < attached && p < raw.len() {
                     let image_path = format!("{parts_path}[{p}]");
-                    let Some(image) =
-                        decode_image(read::object(&raw[p], &image_path)?, &image_path)?
+                    // Anything but an image is left to the loop, which reports it.
+                    let Some(Media::Image(image)) =
+                        decode_media(read::object(&raw[p], &image_path)?, &image_path)?
                     else {
                         break;
                     };
@@ -146,30 +164,51 @@ pub(crate) fn decode(
     Ok(turns)
 }
 
-fn decode_image(part: &Map<String, Value>, path: &str) -> Result<Option<Image>> {
+/// What an `inlineData` or `fileData` part holds.
+enum Media {
+    /// An image (`image/*`, or a file without a declared type).
+    Image(Image),
+    /// Media of another type (a PDF, a video, audio): not canonical content.
+    Other(String),
+}
+
+fn is_image(mime: &str) -> bool {
+    mime.get(..6)
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("image/"))
+}
+
+fn decode_media(part: &Map<String, Value>, path: &str) -> Result<Option<Media>> {
     if let Some(inline) = part.get("inlineData") {
         let inline_path = format!("{path}.inlineData");
         let inline = read::object(inline, &inline_path)?;
-        return Ok(Some(Image {
-            media_type: Some(read::string(inline, "mimeType", &inline_path)?.to_owned()),
+        let mime = read::string(inline, "mimeType", &inline_path)?;
+        if !is_image(mime) {
+            return Ok(Some(Media::Other(mime.to_owned())));
+        }
+        return Ok(Some(Media::Image(Image {
+            media_type: Some(mime.to_owned()),
             source: ImageSource::Base64 {
                 data: read::string(inline, "data", &inline_path)?.to_owned(),
             },
-        }));
+        })));
     }
     if let Some(file) = part.get("fileData") {
         let file_path = format!("{path}.fileData");
         let file = read::object(file, &file_path)?;
+        let mime = read::opt_string(file, "mimeType", &file_path)?;
+        if let Some(mime) = mime.filter(|m| !is_image(m)) {
+            return Ok(Some(Media::Other(mime.to_owned())));
+        }
         let uri = read::string(file, "fileUri", &file_path)?.to_owned();
         let source = if is_url(&uri) {
             ImageSource::Url { url: uri }
         } else {
             ImageSource::File { file_id: uri }
         };
-        return Ok(Some(Image {
-            media_type: read::opt_string(file, "mimeType", &file_path)?.map(str::to_owned),
+        return Ok(Some(Media::Image(Image {
+            media_type: mime.map(str::to_owned),
             source,
-        }));
+        })));
     }
     Ok(None)
 }
@@ -198,6 +237,7 @@ fn decode_response(
     path: &str,
     open: &mut [(String, String, bool)],
     position: (usize, usize),
+    losses: &mut Losses,
 ) -> Result<(ToolResult, usize)> {
     let map = read::object(response, path)?;
     let name = read::string(map, "name", path)?;
@@ -221,13 +261,22 @@ fn decode_response(
     let body = read::object(map.get("response").unwrap_or(&Value::Null), &body_path)?;
     let (parts, is_error, attached) = match codeoid_shape(body) {
         Some(shape) => shape,
-        None => (
-            vec![ToolResultPart::Text {
-                text: Value::Object(body.clone()).to_string(),
-            }],
-            false,
-            0,
-        ),
+        None => {
+            losses.message(
+                position.0,
+                Some(position.1),
+                LossKind::Changed,
+                "function response that is not {\"output\" | \"error\": text} read as its JSON \
+                 text; it is written back as {\"output\": \"<that text>\"}",
+            );
+            (
+                vec![ToolResultPart::Text {
+                    text: Value::Object(body.clone()).to_string(),
+                }],
+                false,
+                0,
+            )
+        }
     };
     Ok((
         ToolResult {

@@ -1,7 +1,9 @@
 //! Canonical ⇄ Gemini `contents` (`{role: "user" | "model", parts: [...]}`).
 //!
 //! One planned turn is one content. Parts: `text`; `thought: true` text for thinking;
-//! `inlineData` / `fileData` images; `functionCall {id, name, args}` (args an object);
+//! `inlineData` / `fileData` images (`image/*` only; other media is unknown content, and images
+//! of types Gemini does not document are not sent); `functionCall {id, name, args}` (args an
+//! object);
 //! `functionResponse {id, name, response}` with `response` an object.
 //!
 //! Mapping decisions (see `docs/translate.md`):
@@ -15,7 +17,8 @@
 //!   convention `{"output": text}` / `{"error": text}` is used (several texts become an array).
 //!   Images cannot go inside, so they follow the `functionResponse` as sibling parts and the
 //!   response says how many with `"attached_images": n`; reading back reattaches exactly those.
-//!   A response in any other shape (from a native Gemini client) reads back as its JSON text.
+//!   A response in any other shape (from a native Gemini client) reads back as its JSON text,
+//!   reported as changed.
 //! - **Pairing.** Calls and responses carry ids unless [`Options::gemini_call_ids`] is off; without
 //!   ids, responses pair with the first unanswered call of the same name in the preceding model
 //!   content, and calls get the generated id `gemini_call_{content}_{part}`. `normalize` already
@@ -302,10 +305,13 @@ fn is_url(uri: &str) -> bool {
 }
 
 fn image_part(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
+    if !media::accepts_declared(image, Format::Gemini, at, losses) {
+        return None;
+    }
     let (uri, is_url_source) = match &image.source {
         ImageSource::Base64 { data } => {
             let declared = image.media_type.as_deref();
-            let mime = media::inline_media_type(declared, data, "gemini", at, losses)?;
+            let mime = media::inline_media_type(declared, data, Format::Gemini, at, losses)?;
             return Some(json!({"inlineData": {"mimeType": mime, "data": data}}));
         }
         ImageSource::Url { url } => (url, true),

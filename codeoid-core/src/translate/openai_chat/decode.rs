@@ -4,6 +4,8 @@
 //! (`reasoning_content`, then content, then `tool_calls`); `tool` messages open a user turn that
 //! the next `user` message joins, whose leading `[tool call {id} returned {n} image(s)]` markers
 //! hand exactly `n` images back to that result. Errors are recovered from the error marker.
+//! A system or developer message after the first turn still joins the system prompt, reported as
+//! moved.
 
 use serde_json::{Map, Value};
 
@@ -38,7 +40,10 @@ pub(crate) fn decode(
         let path = format!("messages[{m}]");
         let map = read::object(message, &path)?;
         match read::string(map, "role", &path)? {
-            "system" | "developer" => {
+            role @ ("system" | "developer") => {
+                if !turns.is_empty() {
+                    losses.message(m, None, LossKind::Moved, moved_system(role));
+                }
                 let parts = content_parts(map, &path, m, options, losses)?;
                 system.extend(parts.into_iter().filter_map(|p| match p {
                     Part::Text { text } => Some(text),
@@ -50,7 +55,7 @@ pub(crate) fn decode(
                 turns.push(decode_assistant(map, &path, backend)?);
             }
             "tool" => {
-                let result = decode_tool(map, &path)?;
+                let result = decode_tool(map, &path, m, options, losses)?;
                 match open {
                     Some(index) => turns[index].parts.push(Part::ToolResult(result)),
                     None => {
@@ -149,7 +154,24 @@ fn decode_assistant(map: &Map<String, Value>, path: &str, backend: &Backend) -> 
     Ok(turn)
 }
 
-fn decode_tool(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
+/// The loss sentence for a system or developer message that comes after the conversation
+/// started: it joins the system prompt, which every format keeps in front.
+pub(crate) fn moved_system(role: &str) -> String {
+    format!(
+        "{role} message after the conversation started moved into the system prompt; its \
+         position among the turns is not kept"
+    )
+}
+
+/// A `tool` message (message `m`). Its content is a string or text parts; any other part (an
+/// `image_url`, a part without `text`) is unknown content: dropped with `skip_unknown`.
+fn decode_tool(
+    map: &Map<String, Value>,
+    path: &str,
+    m: usize,
+    options: &Options,
+    losses: &mut Losses,
+) -> Result<ToolResult> {
     let call_id = ids::canonical_id(read::string(map, "tool_call_id", path)?).into_owned();
     let (is_error, texts): (bool, Vec<String>) = match map.get("content") {
         Some(Value::String(s)) => match tool_error::unmark(s) {
@@ -161,7 +183,34 @@ fn decode_tool(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
             for (i, item) in items.iter().enumerate() {
                 let item_path = format!("{path}.content[{i}]");
                 let item = read::object(item, &item_path)?;
-                texts.push(read::string(item, "text", &item_path)?.to_owned());
+                let kind = read::opt_string(item, "type", &item_path)?;
+                let text = read::opt_string(item, "text", &item_path)?;
+                match (kind, text) {
+                    (None | Some("text"), Some(text)) => texts.push(text.to_owned()),
+                    _ if options.skip_unknown => {
+                        let what = match kind {
+                            Some(other) if other != "text" => format!(
+                                "content part of type {other:?} in a tool message, which \
+                                 carries text only"
+                            ),
+                            _ => "text part without text in a tool message".to_owned(),
+                        };
+                        losses.message(m, Some(i), LossKind::Dropped, what);
+                    }
+                    (None | Some("text"), None) => {
+                        return Err(Error::invalid_input(format!(
+                            "{item_path}.text is missing; a text part of a tool message needs \
+                             a string text (set skip_unknown to drop such parts instead)"
+                        )));
+                    }
+                    (Some(other), _) => {
+                        return Err(read::unknown_type(
+                            &item_path,
+                            other,
+                            "text (tool messages carry text only)",
+                        ));
+                    }
+                }
             }
             // The writer uses this form for errors with two texts or more only; anything shorter
             // that starts with the marker is a successful output that happens to.

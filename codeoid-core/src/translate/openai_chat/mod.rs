@@ -1,10 +1,14 @@
 //! Canonical ⇄ OpenAI Chat Completions `messages`.
 //!
 //! An assistant turn is one `assistant` message: `reasoning_content` (unsigned reasoning, only with
-//! [`Options::chat_reasoning_content`]), `content` (a string for one text part, text parts for
-//! several, `null` when there is none) and `tool_calls` (arguments as a JSON string). A user turn
-//! is one `tool` message per result, in call order, then one `user` message with the rest. System
-//! and developer messages are read into [`Conversation::system`](crate::translate::Conversation::system).
+//! [`Options::chat_reasoning_content`], and then empty on a message with tool calls and nothing
+//! else to put there), `content` (a string for one text part, text parts for several, `null` when
+//! there is none) and `tool_calls` (arguments as a JSON string). A user turn is one `tool` message
+//! per result, in call order, then one `user` message with the rest. With
+//! [`Options::chat_string_content`] (by default for every provider but OpenAI) any `content` that
+//! holds only text is one string, its parts joined by a blank line. System and developer messages
+//! are read into [`Conversation::system`](crate::translate::Conversation::system), those after the
+//! first turn reported as moved.
 //!
 //! What Chat has no place for, and how it is handled:
 //! - the error flag: the text starts with the [`ERROR_MARKER`](super::ERROR_MARKER) line;
@@ -24,7 +28,7 @@ use std::borrow::Cow;
 
 mod decode;
 
-pub(crate) use decode::{decode, image_from_url};
+pub(crate) use decode::{decode, image_from_url, moved_system};
 
 use serde_json::{Map, Value, json};
 
@@ -49,11 +53,12 @@ pub(crate) fn encode(
     losses: &mut Losses,
 ) -> Vec<Value> {
     let mut messages = Vec::with_capacity(plan.turns.len() * 2);
+    let strings = string_content(backend, options);
     for (k, turn) in plan.turns.iter().enumerate() {
         match turn.role {
             Role::Assistant => assistant(turn, turns, backend, options, losses, &mut messages),
             Role::User => {
-                let left_open = user(turn, losses, &mut messages);
+                let left_open = user(turn, strings, losses, &mut messages);
                 if let Some(next) = plan.turns.get(k + 1).filter(|n| n.role == Role::User) {
                     if left_open {
                         losses.turn(
@@ -79,7 +84,7 @@ fn assistant(
     messages: &mut Vec<Value>,
 ) {
     let mut reasoning: Vec<&str> = Vec::new();
-    let mut texts: Vec<Cow<'_, str>> = Vec::new();
+    let mut texts: Vec<((usize, usize), Cow<'_, str>)> = Vec::new();
     let mut calls = Vec::new();
     // Chat's layout is reasoning, then text, then calls; anything else reads back reordered.
     let (mut stage, mut reordered) = (0u8, false);
@@ -92,7 +97,7 @@ fn assistant(
         match &piece.kind {
             PieceKind::Text(text) => {
                 advance(1);
-                texts.push(Cow::Borrowed(text.as_ref()));
+                texts.push((at, Cow::Borrowed(text.as_ref())));
             }
             PieceKind::Image(_) => losses.part(
                 at,
@@ -113,7 +118,7 @@ fn assistant(
                     reasoning.push(&t.text);
                 } else if let Some(text) = thinking::foreign(t, backend, options, at, losses) {
                     advance(1);
-                    texts.push(Cow::Owned(text));
+                    texts.push((at, Cow::Owned(text)));
                 }
             }
             PieceKind::Call(call) => {
@@ -134,9 +139,20 @@ fn assistant(
     if reasoning.is_empty() && texts.is_empty() && calls.is_empty() {
         return;
     }
+    if options.chat_reasoning_content && reasoning.is_empty() && !calls.is_empty() {
+        losses.turn(
+            turn.index,
+            LossKind::Synthesized,
+            "empty reasoning_content added to an assistant message with tool calls and no \
+             reasoning to send: thinking-mode providers (DeepSeek, Kimi) reject tool calls \
+             without it; reads back as empty thinking",
+        );
+        reasoning.push("");
+    }
     let mut message = Map::new();
     message.insert("role".into(), json!("assistant"));
-    message.insert("content".into(), text_content(texts));
+    let strings = string_content(backend, options);
+    message.insert("content".into(), text_content(texts, strings, losses));
     if !calls.is_empty() {
         message.insert("tool_calls".into(), Value::Array(calls));
     }
@@ -146,14 +162,42 @@ fn assistant(
     messages.push(Value::Object(message));
 }
 
-fn text_content(mut texts: Vec<Cow<'_, str>>) -> Value {
+/// Whether text-only `content` goes as one string ([`Options::chat_string_content`]).
+fn string_content(backend: &Backend, options: &Options) -> bool {
+    options
+        .chat_string_content
+        .unwrap_or(backend.provider != Format::OpenaiChat.vendor())
+}
+
+/// Reports each text after the first as joined into one string content.
+fn note_joined(ats: impl IntoIterator<Item = (usize, usize)>, losses: &mut Losses) {
+    for at in ats.into_iter().skip(1) {
+        losses.part(
+            at,
+            LossKind::Merged,
+            "text joined with the previous text into one string content (chat_string_content: \
+             the provider accepts no content arrays); reads back as one text",
+        );
+    }
+}
+
+fn text_content(
+    mut texts: Vec<((usize, usize), Cow<'_, str>)>,
+    strings: bool,
+    losses: &mut Losses,
+) -> Value {
     match texts.len() {
         0 => Value::Null,
-        1 => json!(texts.swap_remove(0)),
+        1 => json!(texts.swap_remove(0).1),
+        _ if strings => {
+            note_joined(texts.iter().map(|(at, _)| *at), losses);
+            let texts: Vec<&str> = texts.iter().map(|(_, t)| t.as_ref()).collect();
+            json!(texts.join("\n\n"))
+        }
         _ => Value::Array(
             texts
                 .iter()
-                .map(|t| json!({"type": "text", "text": t}))
+                .map(|(_, t)| json!({"type": "text", "text": t}))
                 .collect(),
         ),
     }
@@ -188,7 +232,12 @@ fn parse_attachment_marker(text: &str) -> Option<(&str, usize)> {
 
 /// Writes one user turn; returns whether it ended with `tool` messages only (which reading back
 /// merges with a following user message).
-fn user(turn: &PlanTurn<'_>, losses: &mut Losses, messages: &mut Vec<Value>) -> bool {
+fn user(
+    turn: &PlanTurn<'_>,
+    strings: bool,
+    losses: &mut Losses,
+    messages: &mut Vec<Value>,
+) -> bool {
     let mut content = Vec::new();
     let mut wrote_tool = false;
     for piece in &turn.pieces {
@@ -197,7 +246,7 @@ fn user(turn: &PlanTurn<'_>, losses: &mut Losses, messages: &mut Vec<Value>) -> 
         };
         let at = piece.at;
         let id = ids::send(Format::OpenaiChat, &result.call_id, at, losses);
-        let (body, images) = result_content(result, at, losses);
+        let (body, images) = result_content(result, strings, at, losses);
         messages.push(json!({"role": "tool", "tool_call_id": id, "content": body}));
         wrote_tool = true;
         let images: Vec<Value> = images
@@ -209,9 +258,14 @@ fn user(turn: &PlanTurn<'_>, losses: &mut Losses, messages: &mut Vec<Value>) -> 
             content.extend(images);
         }
     }
+    // Where each text part came from, in case they are joined into one string.
+    let mut text_ats = Vec::new();
     for piece in &turn.pieces {
         match &piece.kind {
-            PieceKind::Text(text) => content.push(json!({"type": "text", "text": text})),
+            PieceKind::Text(text) => {
+                content.push(json!({"type": "text", "text": text}));
+                text_ats.push(piece.at);
+            }
             PieceKind::Image(image) => content.extend(image_part(image, piece.at, losses)),
             _ => {}
         }
@@ -219,9 +273,20 @@ fn user(turn: &PlanTurn<'_>, losses: &mut Losses, messages: &mut Vec<Value>) -> 
     if content.is_empty() {
         return wrote_tool;
     }
+    let text = |part: &Value| {
+        part.get("type").and_then(Value::as_str) == Some("text")
+            && part.get("text").is_some_and(Value::is_string)
+    };
     let body = match content.as_slice() {
-        [single] if single.get("type").and_then(Value::as_str) == Some("text") => {
-            single.get("text").cloned().unwrap_or(Value::Null)
+        [single] if text(single) => single.get("text").cloned().unwrap_or(Value::Null),
+        // Image markers come with images, so text-only content is this turn's own text.
+        parts if strings && parts.iter().all(text) => {
+            note_joined(text_ats, losses);
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            json!(texts.join("\n\n"))
         }
         _ => Value::Array(content),
     };
@@ -232,10 +297,11 @@ fn user(turn: &PlanTurn<'_>, losses: &mut Losses, messages: &mut Vec<Value>) -> 
 /// The `content` of a `tool` message and the images that must travel separately.
 fn result_content<'r>(
     result: &'r ToolResult,
+    strings: bool,
     at: (usize, usize),
     losses: &mut Losses,
 ) -> (Value, Vec<&'r Image>) {
-    let mut texts = Vec::new();
+    let mut texts: Vec<Cow<'r, str>> = Vec::new();
     let mut images = Vec::new();
     for part in &result.parts {
         match part {
@@ -247,10 +313,19 @@ fn result_content<'r>(
                         "tool result text after an image reads back before the images",
                     );
                 }
-                texts.push(text.as_str());
+                texts.push(Cow::Borrowed(text));
             }
             ToolResultPart::Image(image) => images.push(image),
         }
+    }
+    if strings && texts.len() >= 2 {
+        losses.part(
+            at,
+            LossKind::Merged,
+            "tool result texts joined into one string content (chat_string_content: the \
+             provider accepts no content arrays); reads back as one text",
+        );
+        texts = vec![Cow::Owned(texts.join("\n\n"))];
     }
     let body = match (texts.as_slice(), result.is_error) {
         ([], true) => json!(ERROR_MARKER),
@@ -284,7 +359,7 @@ fn result_content<'r>(
             Value::Array(
                 marker
                     .into_iter()
-                    .chain(many.iter().copied())
+                    .chain(many.iter().map(AsRef::as_ref))
                     .map(|t| json!({"type": "text", "text": t}))
                     .collect(),
             )
@@ -294,10 +369,14 @@ fn result_content<'r>(
 }
 
 fn image_part(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
+    if !media::accepts_declared(image, Format::OpenaiChat, at, losses) {
+        return None;
+    }
     let url: Cow<'_, str> = match &image.source {
         ImageSource::Base64 { data } => {
             let declared = image.media_type.as_deref();
-            let media_type = media::inline_media_type(declared, data, "openai", at, losses)?;
+            let media_type =
+                media::inline_media_type(declared, data, Format::OpenaiChat, at, losses)?;
             Cow::Owned(media::data_url(&media_type, data))
         }
         ImageSource::Url { url } => {

@@ -3,7 +3,9 @@
 //! Assistant-side items (reasoning, function calls, assistant messages) join one assistant turn;
 //! `function_call_output` items open a user turn that the next user message joins and closes.
 //! Reasoning item ids go to the turn's meta under [`REASONING_IDS_META`]; function call item ids
-//! become `provider_id`s; errors are recovered from the error marker.
+//! become `provider_id`s; errors are recovered from the error marker. System and developer messages
+//! become the system prompt (reported as moved when they come after the first turn); output parts
+//! of unknown types (`input_file`) are errors or, with `skip_unknown`, dropped.
 
 use serde_json::{Map, Value, json};
 
@@ -18,7 +20,7 @@ use crate::translate::arguments;
 use crate::translate::backend::{Backend, Options};
 use crate::translate::ids;
 use crate::translate::loss::{LossKind, Losses};
-use crate::translate::openai_chat::image_from_url;
+use crate::translate::openai_chat::{image_from_url, moved_system};
 use crate::translate::read;
 use crate::translate::tool_error::{self, ERROR_MARKER};
 
@@ -81,7 +83,7 @@ pub(crate) fn decode(
                 reader.assistant().parts.push(Part::ToolCall(call));
             }
             "function_call_output" => {
-                let result = decode_output(map, &path)?;
+                let result = decode_output(map, &path, i, options, losses)?;
                 reader.user(true).parts.push(Part::ToolResult(result));
             }
             other if options.skip_unknown => {
@@ -157,6 +159,9 @@ impl Reader<'_> {
             "user" => self.user(false).parts.extend(parts),
             "assistant" => self.assistant().parts.extend(parts),
             "system" | "developer" => {
+                if !self.turns.is_empty() {
+                    losses.message(i, None, LossKind::Moved, moved_system(role));
+                }
                 self.system
                     .extend(parts.into_iter().filter_map(|p| match p {
                         Part::Text { text } => Some(text),
@@ -260,7 +265,15 @@ fn decode_image(item: &Map<String, Value>, path: &str) -> Result<Image> {
     }
 }
 
-fn decode_output(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
+/// A `function_call_output` item (input item `i`). Output parts other than `input_text` and
+/// `input_image` (`input_file`) are unknown content: dropped with `skip_unknown`.
+fn decode_output(
+    map: &Map<String, Value>,
+    path: &str,
+    i: usize,
+    options: &Options,
+    losses: &mut Losses,
+) -> Result<ToolResult> {
     let call_id = ids::canonical_id(read::string(map, "call_id", path)?).into_owned();
     let (is_error, parts) = match read::text_or_parts(map, "output", path)? {
         read::TextOrParts::Text(s) => match tool_error::unmark(s) {
@@ -277,19 +290,27 @@ fn decode_output(map: &Map<String, Value>, path: &str) -> Result<ToolResult> {
             for (p, item) in items.iter().enumerate() {
                 let item_path = format!("{path}.output[{p}]");
                 let item = read::object(item, &item_path)?;
-                parts.push(match read::string(item, "type", &item_path)? {
-                    "input_text" => ToolResultPart::Text {
+                match read::string(item, "type", &item_path)? {
+                    "input_text" => parts.push(ToolResultPart::Text {
                         text: read::string(item, "text", &item_path)?.to_owned(),
-                    },
-                    "input_image" => ToolResultPart::Image(decode_image(item, &item_path)?),
+                    }),
+                    "input_image" => {
+                        parts.push(ToolResultPart::Image(decode_image(item, &item_path)?));
+                    }
+                    other if options.skip_unknown => losses.message(
+                        i,
+                        Some(p),
+                        LossKind::Dropped,
+                        format!("output part of type {other:?} in a function_call_output"),
+                    ),
                     other => {
                         return Err(read::unknown_type(
                             &item_path,
                             other,
-                            "input_text, input_image",
+                            "input_text, input_image (in a function_call_output)",
                         ));
                     }
-                });
+                }
             }
             let first = parts.first().map(|p| match p {
                 ToolResultPart::Text { text } => Ok(text.as_str()),

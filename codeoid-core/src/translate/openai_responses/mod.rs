@@ -279,10 +279,14 @@ fn user_content<'p>(
 }
 
 fn input_image(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
+    if !media::accepts_declared(image, Format::OpenaiResponses, at, losses) {
+        return None;
+    }
     let (key, value) = match &image.source {
         ImageSource::Base64 { data } => {
             let declared = image.media_type.as_deref();
-            let media_type = media::inline_media_type(declared, data, "openai", at, losses)?;
+            let media_type =
+                media::inline_media_type(declared, data, Format::OpenaiResponses, at, losses)?;
             ("image_url", media::data_url(&media_type, data))
         }
         ImageSource::Url { url } => ("image_url", url.clone()),
