@@ -115,6 +115,34 @@ pub fn print_summary(out: &mut dyn Write, summary: &ImportSummary) -> Result<()>
         for issue in &report.malformed {
             writeln!(out, "  {issue}")?;
         }
+        print_unlisted(out, report.malformed_lines_skipped, report.malformed.len())?;
+    }
+    if report.warnings > 0 {
+        writeln!(
+            out,
+            "imported {} records with a repair (they are stored; what was repaired is below):",
+            report.warnings
+        )?;
+        for issue in &report.warning_list {
+            writeln!(out, "  {issue}")?;
+        }
+        print_unlisted(out, report.warnings, report.warning_list.len())?;
+    }
+    if report.superseded_records > 0 {
+        writeln!(
+            out,
+            "{} records were replaced or removed by later records of the same file (Gemini CLI \
+             rewrites its history); the latest version is what was imported",
+            report.superseded_records
+        )?;
+    }
+    if report.unsupported_parts > 0 {
+        writeln!(
+            out,
+            "{} content blocks have no canonical part; each is kept verbatim in its turn's \
+             meta.unsupported_parts",
+            report.unsupported_parts
+        )?;
     }
     for skipped in &summary.skipped_sessions {
         writeln!(
@@ -125,6 +153,16 @@ pub fn print_summary(out: &mut dyn Write, summary: &ImportSummary) -> Result<()>
     }
     for file in &report.skipped_files {
         writeln!(out, "skipped file {}: {}", file.path.display(), file.reason)?;
+    }
+    Ok(())
+}
+
+/// Says how many of `total` problems the list of `listed` left out (the report keeps the first
+/// [`codeoid_core::import::MAX_LISTED_ISSUES`]).
+fn print_unlisted(out: &mut dyn Write, total: u64, listed: usize) -> Result<()> {
+    let unlisted = total.saturating_sub(listed as u64);
+    if unlisted > 0 {
+        writeln!(out, "  ... and {unlisted} more")?;
     }
     Ok(())
 }
@@ -198,4 +236,69 @@ fn parse_backend(spec: &str) -> Result<Backend> {
         backend = backend.with_model(model);
     }
     Ok(backend)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use codeoid_core::import::{ImportReport, ImportSummary, Issue};
+
+    use super::print_summary;
+
+    fn printed(summary: &ImportSummary) -> String {
+        let mut out = Vec::new();
+        print_summary(&mut out, summary).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn repairs_superseded_records_and_unsupported_blocks_are_said() {
+        let issue = |line| Issue {
+            path: PathBuf::from("rollout.jsonl"),
+            line: Some(line),
+            pointer: None,
+            reason: "timestamp \"yesterday\" is not RFC 3339; dropped".into(),
+        };
+        let summary = ImportSummary {
+            report: ImportReport {
+                files: 1,
+                warnings: 3,
+                warning_list: vec![issue(6), issue(9)],
+                superseded_records: 4,
+                unsupported_parts: 2,
+                ..ImportReport::default()
+            },
+            ..ImportSummary::default()
+        };
+        let text = printed(&summary);
+        assert!(text.contains("imported 3 records with a repair"), "{text}");
+        assert!(
+            text.contains("  rollout.jsonl:6: timestamp \"yesterday\" is not RFC 3339; dropped"),
+            "{text}"
+        );
+        assert!(text.contains("  ... and 1 more"), "{text}");
+        assert!(
+            text.contains("4 records were replaced or removed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 content blocks have no canonical part"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_clean_import_says_only_what_it_did() {
+        let summary = ImportSummary {
+            report: ImportReport {
+                files: 1,
+                lines: 10,
+                ..ImportReport::default()
+            },
+            sessions_new: 1,
+            ..ImportSummary::default()
+        };
+        assert_eq!(printed(&summary).lines().count(), 1);
+    }
 }
