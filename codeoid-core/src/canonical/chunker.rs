@@ -19,10 +19,10 @@
 //!   `meta.compaction_summary = true` becomes a `compaction` episode, one with `meta.is_meta =
 //!   true` (text the harness injected: environment details, caveats, hook reminders) a `context`
 //!   episode; neither is a user intent, ends the exchange or cancels its pending calls.
-//! - A rotation seed block opening a user text (`<rotation_context>`, which a harness puts
-//!   before the first message after a rotation, tool results included) is codeoid's own text:
-//!   it stays in the turn but is never a prompt, so it neither ends the exchange nor becomes
-//!   the `# User intent` of the calls after it.
+//! - A rotation seed block in a user text (`<rotation_context>`, which a harness puts into the
+//!   first message after a rotation, tool results included, usually first but anywhere) is
+//!   codeoid's own text: it stays in the turn but is never a prompt, so it neither ends the
+//!   exchange nor becomes the `# User intent` of the calls after it.
 //! - Thinking is not put in episodes unless [`ChunkerConfig::include_thinking`] is set; it stays in
 //!   the verbatim turns either way.
 //! - Turns with `meta.sidechain = true` (a subagent's conversation interleaved in the main log, as
@@ -40,10 +40,9 @@ use super::episode::{
     Episode, EpisodeKind, EpisodeStatus, SUMMARY_MAX_CHARS, episode_id, first_line_summary,
     one_line,
 };
+use super::rotation_seed::without_rotation_seed;
 use super::tool_input::{tool_paths, tool_summary};
-use super::turn::{
-    Image, ImageSource, Part, Role, ToolResult, ToolResultPart, Turn, without_rotation_seed,
-};
+use super::turn::{Image, ImageSource, Part, Role, ToolResult, ToolResultPart, Turn};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Options that change what goes into episodes.
@@ -263,7 +262,7 @@ impl Lane {
                 Part::Text { text } => {
                     let said = without_rotation_seed(text);
                     if !said.trim().is_empty() {
-                        prompt.push(said.to_owned());
+                        prompt.push(said.into_owned());
                     }
                 }
                 Part::Image(image) => prompt.push(image_placeholder(image)),

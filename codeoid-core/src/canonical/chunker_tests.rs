@@ -553,4 +553,21 @@ fn a_rotation_seed_is_never_a_prompt() {
         "{}",
         out[0].content
     );
+    // Behind a reminder the harness put first, or after the prompt, the seed is left out too.
+    feed.push(Turn::user_text(format!(
+        "<system-reminder>tests are slow</system-reminder>\n{seed}\nand the docs\n{seed}"
+    )));
+    feed.push(assistant(vec![call(
+        "c4",
+        "Read",
+        json!({"file_path": "README.md"}),
+    )]));
+    let out = feed.push(user(vec![result("c4", "# readme", false)]));
+    assert!(
+        out[0].content.starts_with(
+            "# User intent\n<system-reminder>tests are slow</system-reminder>\n\nand the docs\n\n#"
+        ),
+        "{}",
+        out[0].content
+    );
 }

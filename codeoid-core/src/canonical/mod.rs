@@ -5,6 +5,7 @@
 
 mod chunker;
 pub(crate) mod episode;
+mod rotation_seed;
 pub(crate) mod tool_input;
 mod turn;
 
@@ -15,8 +16,8 @@ pub use episode::{
     first_line_summary, one_line, token_estimate, truncate_chars,
 };
 pub(crate) use episode::{echo_chars, point_cap_marker};
+pub(crate) use rotation_seed::{ROTATION_SEED_CLOSE, ROTATION_SEED_OPEN, without_rotation_seed};
 pub use turn::{
     CallUsage, Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResult,
     ToolResultPart, Turn, Usage, check_timestamp,
 };
-pub(crate) use turn::{ROTATION_SEED_CLOSE, ROTATION_SEED_OPEN, without_rotation_seed};

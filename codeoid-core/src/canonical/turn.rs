@@ -465,22 +465,3 @@ pub fn check_timestamp(at: DateTime<Utc>, what: &str) -> Result<()> {
          2026-01-31T12:00:00Z"
     )))
 }
-
-/// Opening tag of the block a rotation seed puts before the first message after a rotation
-/// (`rotate::seed`).
-pub(crate) const ROTATION_SEED_OPEN: &str = "<rotation_context>";
-/// Closing tag of that block.
-pub(crate) const ROTATION_SEED_CLOSE: &str = "</rotation_context>";
-
-/// `text` without a leading rotation seed block and the whitespace after it: what the person
-/// wrote (or nothing), not what codeoid prepended. Text without a complete block is returned
-/// as it is.
-pub(crate) fn without_rotation_seed(text: &str) -> &str {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with(ROTATION_SEED_OPEN) {
-        if let Some(end) = trimmed.find(ROTATION_SEED_CLOSE) {
-            return trimmed[end + ROTATION_SEED_CLOSE.len()..].trim_start();
-        }
-    }
-    text
-}

@@ -196,7 +196,7 @@ impl Memory {
         } else {
             None
         };
-        let session_name = session.name.as_deref().unwrap_or(&session.id);
+        let session_name = session.display_name();
         let source = if self.config.memory_enabled {
             SeedSource::Memory {
                 workspace: &self.workspace_name,

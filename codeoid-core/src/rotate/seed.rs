@@ -10,8 +10,9 @@
 //! - The anchor shown is at most [`ANCHOR_MAX_CHARS`] characters of the message, cut on `char`
 //!   boundaries; a longer message keeps its head and tail around an explicit marker that says
 //!   how many characters were left out and that memory holds the whole text.
-//! - A seed block a harness prepended to a user message is not part of what the person typed, so
-//!   it is stripped from the anchor: seeds never nest.
+//! - A seed block a harness put into a user message (first, behind a reminder, or after the
+//!   prompt) is not part of what the person typed, so every such block is stripped from the
+//!   anchor: seeds never nest.
 //! - With memory disabled the seed is a generic continuation notice that names nothing from the
 //!   session.
 //!
@@ -65,7 +66,7 @@ impl Anchor {
     }
 
     /// An anchor from a user message the caller already found (for example with a query on the
-    /// store). A leading seed block is stripped as in [`Anchor::from_turns`].
+    /// store). Seed blocks in it are stripped as in [`Anchor::from_turns`].
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] when the text is blank (after stripping a seed block).

@@ -139,6 +139,17 @@ pub struct Session {
     pub turn_count: u64,
 }
 
+impl Session {
+    /// How text a model reads names the session: its name, else the first prompt the person
+    /// typed (which says what the session is about), else its id.
+    pub fn display_name(&self) -> &str {
+        self.name
+            .as_deref()
+            .or(self.first_intent.as_deref())
+            .unwrap_or(&self.id)
+    }
+}
+
 pub(crate) const COLUMNS: &str = "id, workspace_id, name, provider, model, root, created_at, \
      parent_session_id, parent_name, at_turn, lineage_kind, rotation_count, last_rotation_at, \
      backing_context_id, finished_at, first_intent, last_activity_at, turn_count";
