@@ -9,6 +9,8 @@
 //! - the pending seed is opaque JSON written in the same transaction as the rotation and taken
 //!   (read and cleared) atomically, so the first message after a rotation carries it exactly once,
 //!   even with several processes sharing the store;
+//! - where the current backing context began (the turn count when the last seed was taken),
+//!   which is where recall's view of the session's live context starts;
 //! - a per-session context-window override.
 //!
 //! It does not decide anything: thresholds and seeds live in `crate::rotate`.
@@ -20,8 +22,11 @@ use super::Store;
 use super::connection::db_error;
 use super::sessions::{not_found, require};
 use super::{episodes, from_millis, to_millis};
-use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, episode_id};
+use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, episode_id, one_line};
 use crate::error::{Error, ErrorKind, Result};
+
+/// The most characters of the session's name or first prompt a rotation event repeats.
+const NAME_MAX_CHARS: usize = 200;
 
 /// The outcome of [`Store::record_rotation`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,11 +112,17 @@ impl Store {
         })
     }
 
-    /// Where session `id`'s live context starts, as an episode key: after a rotation, the key
-    /// of the first episode recorded since (or, when there is none yet, one past every key so
-    /// far); `None` when the session never rotated (all of its episodes are live). Recall leaves
-    /// out the calling session's live episodes only: what came before a rotation is no longer in
-    /// the model's context and must stay findable.
+    /// Where session `id`'s live context starts, as an episode key: the key of the first
+    /// episode recorded since its current backing context began (or, when there is none yet,
+    /// one past every key so far); `None` when the session never rotated (all of its episodes
+    /// are live). Recall leaves out the calling session's live episodes only: what came before
+    /// is no longer in the model's context and must stay findable.
+    ///
+    /// The backing context begins when the seed of the last rotation is taken
+    /// ([`Store::take_pending_seed`]), which is when the harness builds the fresh context's first
+    /// message: turns recorded after a rotation but before that (the rest of a tool loop the
+    /// harness finished in the old context) are not in the fresh context, so they are not live.
+    /// Until a seed is first taken the rotation itself is the boundary.
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] when there is no such session.
@@ -120,14 +131,15 @@ impl Store {
         self.read(|conn| {
             let row: Option<(i64, i64)> = conn
                 .prepare_cached(
-                    "SELECT rotation_count, rotated_at_turn FROM sessions WHERE id = ?1",
+                    "SELECT rotation_count, coalesce(context_started_turn, rotated_at_turn)
+                     FROM sessions WHERE id = ?1",
                 )
                 .and_then(|mut stmt| {
                     stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
                         .optional()
                 })
                 .map_err(|e| db_error(&context, e))?;
-            let (count, rotated_at_turn) = row.ok_or_else(|| not_found(id))?;
+            let (count, context_started_turn) = row.ok_or_else(|| not_found(id))?;
             if count == 0 {
                 return Ok(None);
             }
@@ -136,7 +148,7 @@ impl Store {
                      (SELECT min(pk) FROM episodes WHERE session_id = ?1 AND turn_seq >= ?2),
                      (SELECT coalesce(max(pk), 0) + 1 FROM episodes))",
             )
-            .and_then(|mut stmt| stmt.query_row(params![id, rotated_at_turn], |r| r.get(0)))
+            .and_then(|mut stmt| stmt.query_row(params![id, context_started_turn], |r| r.get(0)))
             .map(Some)
             .map_err(|e| db_error(&context, e))
         })
@@ -194,7 +206,8 @@ impl Store {
     }
 
     /// Takes the pending seed of session `id`: returns it and clears it in one transaction, so it
-    /// is handed out exactly once.
+    /// is handed out exactly once. Taking a seed marks where the session's new backing context
+    /// begins (see [`Store::live_context_start`]).
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] when there is no such session.
@@ -208,7 +221,8 @@ impl Store {
             let seed = seed.ok_or_else(|| not_found(id))?;
             if seed.is_some() {
                 tx.execute(
-                    "UPDATE sessions SET pending_seed = NULL WHERE id = ?1",
+                    "UPDATE sessions SET pending_seed = NULL, context_started_turn = turn_count
+                     WHERE id = ?1",
                     [id],
                 )
                 .map_err(|e| db_error(&context, e))?;
@@ -275,7 +289,7 @@ pub(crate) fn rotate_in(
         ],
     )
     .map_err(|e| db_error(&context, e))?;
-    let name = session.name.as_deref().unwrap_or(&session.id);
+    let name = one_line(session.display_name(), NAME_MAX_CHARS);
     let episode = Episode {
         id: episode_id(id, &format!("rotation\0{count}")),
         kind: EpisodeKind::Rotation,

@@ -13,7 +13,8 @@
 //!   grows): the chunker state before each turn (`turns.chunker_before`) and, for every episode
 //!   the chunker derived, the event that emitted it (`episodes.origin_seq`). Rows written before
 //!   version 2 keep `NULL` there. Version 3 adds the `counters` table (the episode key floor);
-//!   version 4 moves vectors to a table with row ids (see `V4`).
+//!   version 4 moves vectors to a table with row ids (see `V4`); version 5 records where the
+//!   current backing context of a session began (see `V5`).
 //!
 //! See `docs/store.md` for the tables and what each column means. This module deliberately holds
 //! only DDL and version logic; the queries live with their concepts.
@@ -29,10 +30,10 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const APPLICATION_ID: i32 = 0x6364_6f64;
 
 /// The schema version this library writes and understands.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migration `i` takes a store from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 4] = [V1, V2, V3, V4];
+const MIGRATIONS: [&str; 5] = [V1, V2, V3, V4, V5];
 
 const V1: &str = r"
 CREATE TABLE workspaces (
@@ -216,6 +217,16 @@ CREATE TABLE vectors (
 ) STRICT;
 ";
 
+/// Where a session's current backing context began: the turn count when the seed of its last
+/// rotation was taken (the harness builds the fresh context's first message then). Recall leaves
+/// out the calling session's episodes from there on, the ones its context holds; before, the
+/// turns recorded between a rotation and the harness replacing its context (a tool loop it
+/// finished in the old one) counted as live and could not be recalled from the fresh context.
+/// `NULL` until a seed is taken: the rotation's own turn is the boundary then, as before.
+const V5: &str = r"
+ALTER TABLE sessions ADD COLUMN context_started_turn INTEGER;
+";
+
 /// The end of version 4, after [`move_vectors`].
 const V4_END: &str = r"
 DROP TABLE vectors_v3;
@@ -396,7 +407,11 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
-        for (table, column) in [("turns", "chunker_before"), ("episodes", "origin_seq")] {
+        for (table, column) in [
+            ("turns", "chunker_before"),
+            ("episodes", "origin_seq"),
+            ("sessions", "context_started_turn"),
+        ] {
             let found: i64 = conn
                 .query_row(
                     "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
@@ -613,6 +628,7 @@ mod tests {
             .unwrap();
         let err = inspect(&conn, Path::new("/tmp/new.db")).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::SchemaTooNew);
-        assert!(err.message().contains("version 5"), "{err}");
+        let newer = format!("version {}", SCHEMA_VERSION + 1);
+        assert!(err.message().contains(&newer), "{err}");
     }
 }

@@ -6,7 +6,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use codeoid_core::canonical::{CallUsage, Part, Role, Turn, Usage};
+use codeoid_core::canonical::{
+    CallUsage, Part, Role, ToolCall, ToolResult, ToolResultPart, Turn, Usage,
+};
 use codeoid_core::retrieve::RecallQuery;
 use codeoid_core::rotate::Reason;
 use codeoid_core::store::{NewSession, TimelineQuery};
@@ -180,6 +182,45 @@ fn manual_rotation_is_refused_before_the_guard_and_allowed_after() {
     );
 }
 
+#[test]
+fn an_unnamed_session_s_seed_names_it_by_its_first_prompt_not_its_id() {
+    let (_dir, memory) = memory();
+    let s = memory
+        .start_session(NewSession {
+            model: Some("claude-sonnet-4-5-20250929".into()),
+            ..NewSession::default()
+        })
+        .unwrap()
+        .id;
+    memory
+        .record_turn(&s, &Turn::user_text("port the   parser\nto nom"))
+        .unwrap();
+    for _ in 0..5 {
+        memory
+            .record_turn(&s, &assistant("working", 1_000, &[]))
+            .unwrap();
+    }
+    memory
+        .record_turn(&s, &Turn::user_text("keep going"))
+        .unwrap();
+    let rotation = memory.rotate(&s, None).unwrap();
+    assert!(
+        rotation
+            .seed
+            .text
+            .contains("Rotation #1 of this session (\"port the parser to nom\")."),
+        "{}",
+        rotation.seed.text
+    );
+    assert!(!rotation.seed.text.contains(&s), "{}", rotation.seed.text);
+    let event = memory.episode(&rotation.episode_id).unwrap();
+    assert!(
+        event.content.contains("session \"port the parser to nom\""),
+        "{}",
+        event.content
+    );
+}
+
 /// Recall leaves out the caller's own live context only: after a rotation, what the session did
 /// before it is out of the model's context and must be found again; what it did since is not.
 #[test]
@@ -267,6 +308,118 @@ fn recall_from_a_rotated_session_finds_its_episodes_from_before_the_rotation() {
 }
 
 /// A caller's own `exclude_session_id` and the live-context exclusion are independent.
+/// A turn of the assistant calling `tool` with `input` (call id `id`), with usage.
+fn assistant_call(id: &str, tool: &str, input: serde_json::Value) -> Turn {
+    let mut turn = assistant("", 1_000, &[]);
+    turn.parts = vec![Part::ToolCall(ToolCall {
+        id: id.into(),
+        provider_id: None,
+        name: tool.into(),
+        input,
+    })];
+    turn
+}
+
+/// The user turn answering call `id` with `output`.
+fn tool_output(id: &str, output: &str) -> Turn {
+    Turn::new(
+        Role::User,
+        vec![Part::ToolResult(ToolResult {
+            call_id: id.into(),
+            parts: vec![ToolResultPart::Text {
+                text: output.into(),
+            }],
+            is_error: false,
+        })],
+    )
+}
+
+#[test]
+fn what_the_old_context_did_after_a_rotation_is_recalled_from_the_fresh_one() {
+    let (_dir, memory) = memory();
+    let s = session(&memory, "mid-loop");
+    let found = |memory: &Memory| {
+        let query = RecallQuery::new("zebraquux loader crash").limit(10);
+        let hits = memory.recall(Some(&s), &query).unwrap();
+        hits.into_iter()
+            .map(|h| h.content)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    memory
+        .record_turn(&s, &Turn::user_text("find the zebraquux loader crash"))
+        .unwrap();
+    for i in 0..5 {
+        memory
+            .record_turn(
+                &s,
+                &assistant_call(
+                    &format!("c{i}"),
+                    "Read",
+                    serde_json::json!({"file_path": format!("f{i}.py")}),
+                ),
+            )
+            .unwrap();
+        memory
+            .record_turn(&s, &tool_output(&format!("c{i}"), "nothing here"))
+            .unwrap();
+    }
+    // The rotation is decided on the assistant turn that makes a call: its result, and the rest
+    // of the tool loop, are recorded in the old context, which the harness replaces only once
+    // the model has answered.
+    memory
+        .record_turn(
+            &s,
+            &assistant_call("c5", "Read", serde_json::json!({"file_path": "loader.py"})),
+        )
+        .unwrap();
+    memory.rotate(&s, None).unwrap();
+    memory
+        .record_turn(
+            &s,
+            &tool_output(
+                "c5",
+                "def load(): raise ZebraquuxLoaderCrash  # zebraquux loader crash",
+            ),
+        )
+        .unwrap();
+    memory
+        .record_turn(
+            &s,
+            &assistant("the zebraquux loader crash comes from load()", 1_000, &[]),
+        )
+        .unwrap();
+    // The fresh context starts: its first message carries the seed.
+    let seed = memory.take_seed(&s).unwrap().unwrap();
+    memory
+        .record_turn(&s, &Turn::user_text(format!("{}\n\nfix it", seed.text)))
+        .unwrap();
+    memory
+        .record_turn(&s, &assistant_call("c6", "Edit", serde_json::json!({"file_path": "loader.py", "note": "zebraquux loader crash fixed in the fresh context"})))
+        .unwrap();
+    memory
+        .record_turn(&s, &tool_output("c6", "edited"))
+        .unwrap();
+    let text = found(&memory);
+    assert!(text.contains("raise ZebraquuxLoaderCrash"), "{text}");
+    assert!(text.contains("comes from load()"), "{text}");
+    // What the fresh context holds is live: not recalled to it.
+    assert!(!text.contains("fixed in the fresh context"), "{text}");
+    // The prompt under the seed is the exchange's intent, not the seed.
+    let edit = memory
+        .recall(Some(&s), &{
+            let mut q = RecallQuery::new("fixed in the fresh context").limit(3);
+            q.include_current_session = true;
+            q
+        })
+        .unwrap();
+    assert!(
+        edit[0].content.starts_with("# User intent\nfix it\n"),
+        "{}",
+        edit[0].content
+    );
+}
+
 #[test]
 fn an_explicit_session_exclusion_holds_next_to_the_live_context_one() {
     let (_dir, memory) = memory();
