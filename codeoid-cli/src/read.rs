@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use codeoid_core::store::{Session, TimelineQuery, iso8601};
+use codeoid_core::store::{MAX_TIMELINE_LIMIT, Session, TimelineQuery, iso8601};
 
 use crate::context::Context;
 
@@ -12,10 +12,12 @@ use crate::context::Context;
 #[derive(Debug, Args)]
 pub struct TimelineArgs {
     /// Episodes per page (1..=1000; the model's timeline tool allows 60).
-    #[arg(long, short = 'n', default_value_t = 20)]
-    limit: u64,
+    /// (Signed, so that `-n -1` is told the range instead of being taken for an option.)
+    #[arg(long, short = 'n', default_value_t = 20, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(1..=MAX_TIMELINE_LIMIT as i64))]
+    limit: i64,
     /// Episodes to skip.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = episode_count)]
     offset: u64,
     /// Start just older than this episode (stable while new episodes arrive).
     #[arg(long, value_name = "EPISODE_ID")]
@@ -25,11 +27,23 @@ pub struct TimelineArgs {
     session: Option<String>,
 }
 
+/// A count of episodes given on the command line: 0 or more, with a message saying so for a
+/// negative number (which `u64`'s own parser calls an "invalid digit").
+fn episode_count(text: &str) -> std::result::Result<u64, String> {
+    match text.parse::<i64>() {
+        Ok(n) if n < 0 => Err(format!("{n} is negative; give 0 or more episodes")),
+        _ => text
+            .parse::<u64>()
+            .map_err(|e| format!("{text:?} is not a count of episodes ({e})")),
+    }
+}
+
 pub fn timeline(context: &Context, args: &TimelineArgs) -> Result<()> {
     let memory = context.memory()?;
     let query = TimelineQuery {
+        // At least 1 (checked by clap).
         offset: args.offset,
-        limit: args.limit,
+        limit: args.limit.unsigned_abs(),
         before: args.before.clone(),
     };
     write!(

@@ -21,9 +21,9 @@ pub struct RecallArgs {
     /// What to look for: a topic, a question, an error message, an identifier or a path.
     query: String,
     /// Hits to return: 1..=20 as the model's recall tool shows them, up to 100 with --scores.
-    #[arg(long, short = 'n', default_value_t = 5,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_RECALL_LIMIT as u64))]
-    limit: u64,
+    #[arg(long, short = 'n', default_value_t = 5, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(1..=MAX_RECALL_LIMIT as i64))]
+    limit: i64,
     /// Search as seen from this session (its live context, what it did since its last
     /// rotation, is left out).
     #[arg(long, value_name = "SESSION_ID")]
@@ -48,11 +48,12 @@ pub struct RecallFileArgs {
 }
 
 pub fn recall(context: &Context, args: &RecallArgs) -> Result<()> {
-    if !args.scores && args.limit > RECALL_MAX_LIMIT {
+    // At least 1 (checked by clap).
+    let limit = args.limit.unsigned_abs();
+    if !args.scores && limit > RECALL_MAX_LIMIT {
         bail!(
-            "--limit {} is more than the recall tool returns ({RECALL_MAX_LIMIT}); add --scores \
-             for up to {MAX_RECALL_LIMIT} hits",
-            args.limit
+            "--limit {limit} is more than the recall tool returns ({RECALL_MAX_LIMIT}); add --scores \
+             for up to {MAX_RECALL_LIMIT} hits"
         );
     }
     let memory = context.memory_for_recall()?;
@@ -62,7 +63,7 @@ pub fn recall(context: &Context, args: &RecallArgs) -> Result<()> {
     wait_for_vectors(&memory, Duration::from_secs(args.wait))?;
     let mut out = std::io::stdout().lock();
     if args.scores {
-        let mut query = RecallQuery::new(args.query.clone()).limit(args.limit as usize);
+        let mut query = RecallQuery::new(args.query.clone()).limit(limit as usize);
         query.filters.tool_name = args.tool.clone();
         let hits = memory.recall(args.session.as_deref(), &query)?;
         if hits.is_empty() {
@@ -73,7 +74,7 @@ pub fn recall(context: &Context, args: &RecallArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let mut arguments = json!({ "query": args.query, "limit": args.limit });
+    let mut arguments = json!({ "query": args.query, "limit": limit });
     if let Some(tool) = &args.tool {
         arguments["tool_name"] = json!(tool);
     }

@@ -262,6 +262,17 @@ fn errors_name_the_problem_and_exit_nonzero() {
     let bad_ws = env.codeoid(&["-w", "ws_0000000000000000", "timeline"]);
     assert_eq!(bad_ws.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad_ws.stderr).contains("codeoid stats"));
+    // A negative count is told the range, not taken for an unknown option.
+    for (args, says) in [
+        (&["timeline", "-n", "-1"][..], "-1 is not in 1..=1000"),
+        (&["timeline", "--offset", "-3"][..], "-3 is negative"),
+        (&["recall", "x", "-n", "-2"][..], "-2 is not in 1..=100"),
+    ] {
+        let negative = env.codeoid(args);
+        assert_eq!(negative.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&negative.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
