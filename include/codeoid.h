@@ -478,12 +478,17 @@ struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
  * `db_path` (default `$CODEOID_DB` or the platform data directory), `workspace_dir` (a directory
  * inside the workspace; default the current directory), `tenant`, `memory_enabled`,
  * `compress_rules` (a rule file), `run_timeout_secs` (commands run by `codeoid_memory_run` are
- * killed after this many seconds; 0 or absent: never), `rotation` and `index` (objects of settings to change, named
- * as in `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
- * `max_episode_bytes`, `hash_read_files`, `include_thinking`), `embeddings` (the model recall
- * uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a checkpoint
- * directory), `download` (false: never download a model)), and `from_env` (start from the
- * `CODEOID_*` environment variables instead of the defaults). Unknown keys are an error.
+ * killed after this many seconds; 0 or absent: never), `hash_live_reads` (default true: right
+ * after `codeoid_memory_record_turn` or `_record_message` commits, hash the files under the
+ * workspace root that the turn read, so `recall_file` can tell whether they changed since;
+ * false opens no file), `rotation` and `index` (objects of settings to change, named as in
+ * `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
+ * `max_episode_bytes`, `hash_read_files` (default false: hash read files inside the write
+ * that records them, bulk recording and imports included), `include_thinking`), `embeddings`
+ * (the model recall uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a
+ * checkpoint directory), `download` (false: never download a model)), and `from_env` (start
+ * from the `CODEOID_*` environment variables instead of the defaults). Unknown keys are an
+ * error.
  *
  * By default the embedding model is found automatically (`CODEOID_MODEL_DIR`, then the Hugging
  * Face cache, then a download on a background thread; never in this call). Opening never fails
@@ -492,8 +497,9 @@ struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
  * On success `*out_memory` receives a new handle to free with `codeoid_memory_free`.
  *
  * Errors: `CODEOID_ERROR_NULL_ARGUMENT` (`out_memory`), `CODEOID_ERROR_INVALID_UTF8`,
- * `CODEOID_ERROR_INVALID_INPUT` (bad JSON or setting), `CODEOID_ERROR_IO`,
- * `CODEOID_ERROR_CORRUPT`, `CODEOID_ERROR_SCHEMA_TOO_NEW`, `CODEOID_ERROR_DATABASE`.
+ * `CODEOID_ERROR_INVALID_INPUT` (bad JSON or setting), `CODEOID_ERROR_NOT_FOUND` (the
+ * workspace directory does not exist), `CODEOID_ERROR_IO`, `CODEOID_ERROR_CORRUPT`,
+ * `CODEOID_ERROR_SCHEMA_TOO_NEW`, `CODEOID_ERROR_DATABASE`.
  *
  * Thread-safe.
  *
@@ -975,10 +981,10 @@ void codeoid_string_free(struct codeoid_string *string);
  * `[{name, description, input_schema}]`, OpenAI Chat `[{"type": "function", "function"}]`,
  * Responses `[{"type": "function", name, ...}]`, Gemini `[{"functionDeclarations": [...]}]`).
  * `tools_json` is a JSON array of `{"name", "description"?, "input_schema"}`, as
- * `codeoid_memory_tool_schemas` returns them.
+ * `codeoid_memory_tool_schemas` returns them; any other key is an error naming it.
  *
  * Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
- * `CODEOID_ERROR_INVALID_INPUT` (unknown format, bad JSON, a name the format rejects or
+ * `CODEOID_ERROR_INVALID_INPUT` (unknown format, bad JSON or key, a name the format rejects or
  * declared twice, a schema that is not an object schema), `CODEOID_ERROR_TRANSLATION` (with
  * `strict`, when a schema had to be changed). Thread-safe.
  *
@@ -1044,8 +1050,9 @@ struct codeoid_error *codeoid_translate_to_messages(uint32_t format,
 /**
  * Builds `format`'s whole request body (without sampling parameters) from `request_json`:
  * `{"system"?: string, "turns": [turn...], "tools"?: [{"name", "description"?,
- * "input_schema"}]}`, and writes `{"body": {...}, "losses": [...]}` into `*out_json`. For
- * every format but Gemini (whose model is part of the URL) the body names `model` when given.
+ * "input_schema"}]}` (any other key, at either level, is an error naming it), and writes
+ * `{"body": {...}, "losses": [...]}` into `*out_json`. For every format but Gemini (whose model
+ * is part of the URL) the body names `model` when given.
  *
  * Errors: as `codeoid_translate_to_messages`. Thread-safe.
  *

@@ -2,15 +2,18 @@
 //!
 //! Out: the store's types (`Session`, `StoredEpisode`, `TimelinePage`...) deliberately carry no
 //! serde derives in the core, so their wire form is defined here, once, and documented in
-//! `docs/ffi.md`. Field names follow the Rust fields; times are RFC 3339 UTC with milliseconds;
-//! absent optional values are `null`. Types that already derive `Serialize` in the core
-//! (`Turn`, `Decision`, `SeedBlock`, `TurnOutcome`, translation losses) are passed through.
+//! `docs/ffi.md`. Field names follow the Rust fields; times codeoid stamps are RFC 3339 UTC with
+//! milliseconds; absent optional values are `null`. Types that already derive `Serialize` in the
+//! core and hold no such time (`Turn`, `Decision`, `SeedBlock`, translation losses, the import
+//! summary) are passed through; a canonical turn's `timestamp` is the turn's own, kept at the
+//! precision it was recorded with. `TurnOutcome` is written here, for its rotation's time.
 //!
 //! In: small option objects with `deny_unknown_fields`, so a typo is an error rather than a
 //! silently ignored setting.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use codeoid_core::compress::Compressed;
+use codeoid_core::memory::{RotationOutcome, TurnOutcome};
 use codeoid_core::retrieve::{EmbeddingPhase, EmbeddingStatus, Hit, RecallFilters, RecallQuery};
 use codeoid_core::store::{
     EpisodeHeader, Lineage, NewSession, Recorded, Session, StoredEpisode, StoredPath, TimelinePage,
@@ -301,6 +304,27 @@ pub(crate) fn timeline_page(page: &TimelinePage) -> Value {
             "limit": q.limit,
             "before": q.before,
         })),
+    })
+}
+
+/// A rotation that happened: `{"count", "at", "episode_id", "backing_context_id", "seed"}`.
+pub(crate) fn rotation(r: &RotationOutcome) -> Value {
+    json!({
+        "count": r.count,
+        "at": time(r.at),
+        "episode_id": r.episode_id,
+        "backing_context_id": r.backing_context_id,
+        "seed": r.seed,
+    })
+}
+
+/// What recording one turn did: `{"recorded", "decision", "rotation", "rotation_refused"}`.
+pub(crate) fn turn_outcome(o: &TurnOutcome) -> Value {
+    json!({
+        "recorded": recorded(&o.recorded),
+        "decision": o.decision,
+        "rotation": o.rotation.as_ref().map(rotation),
+        "rotation_refused": o.rotation_refused,
     })
 }
 

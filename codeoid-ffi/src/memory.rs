@@ -46,6 +46,8 @@ struct OpenConfig {
     memory_enabled: Option<bool>,
     compress_rules: Option<PathBuf>,
     run_timeout_secs: Option<f64>,
+    /// Hash the files a live session reads right after `record_turn` commits (default on).
+    hash_live_reads: Option<bool>,
     rotation: Option<Value>,
     index: Option<Value>,
     store: Option<StoreSettings>,
@@ -136,6 +138,9 @@ impl OpenConfig {
         if let Some(secs) = self.run_timeout_secs {
             config.run_timeout = MemoryConfig::run_timeout_from_secs(secs, "run_timeout_secs")?;
         }
+        if let Some(hash) = self.hash_live_reads {
+            config.hash_live_reads = hash;
+        }
         if let Some(model) = self
             .embeddings
             .map(EmbeddingSettings::model)
@@ -170,12 +175,17 @@ impl OpenConfig {
 /// `db_path` (default `$CODEOID_DB` or the platform data directory), `workspace_dir` (a directory
 /// inside the workspace; default the current directory), `tenant`, `memory_enabled`,
 /// `compress_rules` (a rule file), `run_timeout_secs` (commands run by `codeoid_memory_run` are
-/// killed after this many seconds; 0 or absent: never), `rotation` and `index` (objects of settings to change, named
-/// as in `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
-/// `max_episode_bytes`, `hash_read_files`, `include_thinking`), `embeddings` (the model recall
-/// uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a checkpoint
-/// directory), `download` (false: never download a model)), and `from_env` (start from the
-/// `CODEOID_*` environment variables instead of the defaults). Unknown keys are an error.
+/// killed after this many seconds; 0 or absent: never), `hash_live_reads` (default true: right
+/// after `codeoid_memory_record_turn` or `_record_message` commits, hash the files under the
+/// workspace root that the turn read, so `recall_file` can tell whether they changed since;
+/// false opens no file), `rotation` and `index` (objects of settings to change, named as in
+/// `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
+/// `max_episode_bytes`, `hash_read_files` (default false: hash read files inside the write
+/// that records them, bulk recording and imports included), `include_thinking`), `embeddings`
+/// (the model recall uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a
+/// checkpoint directory), `download` (false: never download a model)), and `from_env` (start
+/// from the `CODEOID_*` environment variables instead of the defaults). Unknown keys are an
+/// error.
 ///
 /// By default the embedding model is found automatically (`CODEOID_MODEL_DIR`, then the Hugging
 /// Face cache, then a download on a background thread; never in this call). Opening never fails
@@ -184,8 +194,9 @@ impl OpenConfig {
 /// On success `*out_memory` receives a new handle to free with `codeoid_memory_free`.
 ///
 /// Errors: `CODEOID_ERROR_NULL_ARGUMENT` (`out_memory`), `CODEOID_ERROR_INVALID_UTF8`,
-/// `CODEOID_ERROR_INVALID_INPUT` (bad JSON or setting), `CODEOID_ERROR_IO`,
-/// `CODEOID_ERROR_CORRUPT`, `CODEOID_ERROR_SCHEMA_TOO_NEW`, `CODEOID_ERROR_DATABASE`.
+/// `CODEOID_ERROR_INVALID_INPUT` (bad JSON or setting), `CODEOID_ERROR_NOT_FOUND` (the
+/// workspace directory does not exist), `CODEOID_ERROR_IO`, `CODEOID_ERROR_CORRUPT`,
+/// `CODEOID_ERROR_SCHEMA_TOO_NEW`, `CODEOID_ERROR_DATABASE`.
 ///
 /// Thread-safe.
 ///

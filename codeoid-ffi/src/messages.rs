@@ -80,7 +80,7 @@ pub unsafe extern "C" fn codeoid_memory_record_message(
             })
             .transpose()?;
         let outcome = memory.inner.record_message(id, message, &backend, usage)?;
-        json::write(out_json, &outcome)
+        json::write(out_json, &json::turn_outcome(&outcome))
     })
 }
 

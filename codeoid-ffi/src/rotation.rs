@@ -79,16 +79,7 @@ pub unsafe extern "C" fn codeoid_memory_rotate(
         // SAFETY: as above.
         let out_json = unsafe { out(out_json, "out_json") }?;
         let rotation = memory.inner.rotate(id, backing)?;
-        json::write(
-            out_json,
-            &serde_json::json!({
-                "count": rotation.count,
-                "at": json::time(rotation.at),
-                "episode_id": rotation.episode_id,
-                "backing_context_id": rotation.backing_context_id,
-                "seed": rotation.seed,
-            }),
-        )
+        json::write(out_json, &json::rotation(&rotation))
     })
 }
 

@@ -165,7 +165,7 @@ pub unsafe extern "C" fn codeoid_memory_record_turn(
         let out_json = unsafe { out(out_json, "out_json") }?;
         let turn = Turn::from_json(turn)?;
         let outcome = memory.inner.record_turn(id, &turn)?;
-        json::write(out_json, &outcome)
+        json::write(out_json, &json::turn_outcome(&outcome))
     })
 }
 

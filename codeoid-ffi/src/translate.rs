@@ -9,7 +9,9 @@
 
 use std::ffi::c_char;
 
-use codeoid_core::translate::{self, Backend, Format, Options};
+use codeoid_core::canonical::Turn;
+use codeoid_core::translate::{self, Backend, Format, Options, ToolSpec};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args::{optional_text, out, parse_json, text};
@@ -49,6 +51,42 @@ pub(crate) fn backend(code: u32, model: Option<&str>) -> FfiResult<Backend> {
         Some(model) => backend.with_model(model),
         None => backend,
     })
+}
+
+/// The request of `codeoid_translate_to_request`. The core's `translate::Request` ignores keys it
+/// does not know, so a misspelled `"sytem"` would silently drop the system prompt; this is the
+/// same shape with unknown keys refused, converted field by field.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestIn {
+    #[serde(default)]
+    system: Option<String>,
+    #[serde(default)]
+    turns: Vec<Turn>,
+    #[serde(default)]
+    tools: Vec<ToolIn>,
+}
+
+/// A tool declaration (`codeoid_translate_declare_tools`, `tools` of a request): the core's
+/// `translate::ToolSpec` with unknown keys refused, so `"descripton"` is an error rather than a
+/// tool declared without its description.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolIn {
+    name: String,
+    #[serde(default)]
+    description: String,
+    input_schema: Value,
+}
+
+impl From<ToolIn> for ToolSpec {
+    fn from(t: ToolIn) -> ToolSpec {
+        ToolSpec {
+            name: t.name,
+            description: t.description,
+            input_schema: t.input_schema,
+        }
+    }
 }
 
 /// Translation options from optional JSON: the fields of `docs/translate.md`, unknown keys
@@ -156,8 +194,9 @@ pub unsafe extern "C" fn codeoid_translate_from_messages(
 
 /// Builds `format`'s whole request body (without sampling parameters) from `request_json`:
 /// `{"system"?: string, "turns": [turn...], "tools"?: [{"name", "description"?,
-/// "input_schema"}]}`, and writes `{"body": {...}, "losses": [...]}` into `*out_json`. For
-/// every format but Gemini (whose model is part of the URL) the body names `model` when given.
+/// "input_schema"}]}` (any other key, at either level, is an error naming it), and writes
+/// `{"body": {...}, "losses": [...]}` into `*out_json`. For every format but Gemini (whose model
+/// is part of the URL) the body names `model` when given.
 ///
 /// Errors: as `codeoid_translate_to_messages`. Thread-safe.
 ///
@@ -186,11 +225,12 @@ pub unsafe extern "C" fn codeoid_translate_to_request(
         let out_json = unsafe { out(out_json, "out_json") }?;
         let backend = backend(format, model)?;
         let options = options(options_text)?;
-        let request: translate::Request = parse_json(
+        let request: RequestIn = parse_json(
             request,
             "request_json",
             "a request object {\"system\"?, \"turns\", \"tools\"?}",
         )?;
+        let tools: Vec<ToolSpec> = request.tools.into_iter().map(ToolSpec::from).collect();
         for (i, turn) in request.turns.iter().enumerate() {
             turn.validate().map_err(|e| {
                 Failure::invalid_input(format!(
@@ -202,7 +242,7 @@ pub unsafe extern "C" fn codeoid_translate_to_request(
         let translation = translate::to_request(
             request.system.as_deref(),
             &request.turns,
-            &request.tools,
+            &tools,
             &backend,
             &options,
         )?;
@@ -218,10 +258,10 @@ pub unsafe extern "C" fn codeoid_translate_to_request(
 /// `[{name, description, input_schema}]`, OpenAI Chat `[{"type": "function", "function"}]`,
 /// Responses `[{"type": "function", name, ...}]`, Gemini `[{"functionDeclarations": [...]}]`).
 /// `tools_json` is a JSON array of `{"name", "description"?, "input_schema"}`, as
-/// `codeoid_memory_tool_schemas` returns them.
+/// `codeoid_memory_tool_schemas` returns them; any other key is an error naming it.
 ///
 /// Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,
-/// `CODEOID_ERROR_INVALID_INPUT` (unknown format, bad JSON, a name the format rejects or
+/// `CODEOID_ERROR_INVALID_INPUT` (unknown format, bad JSON or key, a name the format rejects or
 /// declared twice, a schema that is not an object schema), `CODEOID_ERROR_TRANSLATION` (with
 /// `strict`, when a schema had to be changed). Thread-safe.
 ///
@@ -247,11 +287,12 @@ pub unsafe extern "C" fn codeoid_translate_declare_tools(
         let out_json = unsafe { out(out_json, "out_json") }?;
         let format = self::format(format, "format")?;
         let options = options(options_text)?;
-        let tools: Vec<translate::ToolSpec> = parse_json(
+        let tools: Vec<ToolIn> = parse_json(
             tools,
             "tools_json",
             "an array of tools [{\"name\", \"description\"?, \"input_schema\"}]",
         )?;
+        let tools: Vec<ToolSpec> = tools.into_iter().map(ToolSpec::from).collect();
         let declared = translate::declare_tools(&tools, format, &options)?;
         json::write(
             out_json,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 from typing import Any
 
@@ -54,6 +55,22 @@ def test_import_logs_is_idempotent(memory: codeoid.Memory, tmp_path: pathlib.Pat
     assert tools[0].summary.startswith("Read(")
     again = memory.import_logs(log, finish_after=None)
     assert (again.sessions_new, again.turns_added, again.sessions_unchanged) == (0, 0, 1)
+
+
+def test_import_summary_of_logs_whose_names_are_not_utf8(
+    memory: codeoid.Memory, tmp_path: pathlib.Path, workspace: pathlib.Path
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = claude_code_log(logs / os.fsdecode(b"s\xff.jsonl"), "cc-5", workspace)
+    with log.open("a") as f:
+        f.write("this line is not JSON\n")
+    summary = memory.import_logs(logs)
+    assert summary.sessions_new == 1
+    as_dict = summary.to_dict()
+    assert as_dict is not None, "the summary serializes whatever the file names"
+    malformed = as_dict["report"]["malformed"]
+    assert len(malformed) == 1 and malformed[0]["path"].endswith("s\ufffd.jsonl")
 
 
 def test_import_into_another_workspace(memory: codeoid.Memory, tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:

@@ -13,9 +13,9 @@
  * Every step checks its result and the program exits non-zero on the first surprise, so it is
  * also a test: `make test-c` runs it plainly, under AddressSanitizer and under valgrind.
  *
- * Build (after `cargo build -p codeoid-ffi`):
+ * Build (after `make ffi-static`, which makes the static library with only codeoid_* global):
  *   cc -std=c11 -Wall -Wextra -Werror -Iinclude examples/c/quickstart.c \
- *      target/debug/libcodeoid.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -o quickstart
+ *      target/ffi/debug/libcodeoid.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -o quickstart
  */
 #define _XOPEN_SOURCE 700
 

@@ -43,7 +43,7 @@ use std::time::Duration;
 use chrono::Utc;
 use serde::Serialize;
 
-use super::report::{ImportReport, Progress};
+use super::report::{ImportReport, Progress, lossy_path};
 use super::session::{ImportedSession, SessionKind};
 use super::walk::visit_path;
 use crate::canonical::Part;
@@ -95,6 +95,7 @@ pub struct SkippedSession {
     /// The session id from the log.
     pub session_id: String,
     /// The file it came from.
+    #[serde(serialize_with = "lossy_path")]
     pub source_path: PathBuf,
     /// Why it was not stored.
     pub reason: String,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::session::{ImportedSession, TurnStats};
 
@@ -21,6 +21,7 @@ pub const MAX_LISTED_ISSUES: usize = 200;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Issue {
     /// The file.
+    #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// 1-based line number, for line-oriented formats.
     pub line: Option<u64>,
@@ -47,9 +48,18 @@ impl fmt::Display for Issue {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedFile {
     /// The file.
+    #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// Why it was skipped (unknown format, a prompt-history file, unreadable...).
     pub reason: String,
+}
+
+/// Serializes `path` as a string, bytes that are not UTF-8 replaced by U+FFFD. A log's file name
+/// need not be UTF-8, and serde's own `Path` impl refuses such a path, which would fail the whole
+/// summary after the import was committed; the summary is for people and tools to read, like the
+/// `Display` of an [`Issue`], so a lossy name is the right trade.
+pub(crate) fn lossy_path<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&path.to_string_lossy())
 }
 
 /// Where a record sits in its file, for issue reporting.
@@ -175,4 +185,30 @@ pub struct Progress<'a> {
     pub bytes_total: u64,
     /// The file just finished (the root before the first file).
     pub current: &'a Path,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_that_are_not_utf8_serialize_lossily() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+
+        let path = Path::new(OsStr::from_bytes(b"/logs/s\xff.jsonl"));
+        let mut report = ImportReport::default();
+        report.malformed(path, At::Line(3), "not json");
+        report.warn(path, At::Pointer("/messages/1"), "timestamp dropped");
+        report.skip_file(path, "unknown format");
+        let json = serde_json::to_value(&report).expect("a report always serializes");
+        for value in [
+            &json["malformed"][0]["path"],
+            &json["warning_list"][0]["path"],
+            &json["skipped_files"][0]["path"],
+        ] {
+            assert_eq!(value, "/logs/s\u{fffd}.jsonl", "{json}");
+        }
+    }
 }

@@ -790,6 +790,8 @@ fn config_json_of_the_wrong_shape_is_invalid_input() {
         (r#"{"rotation": {"soft_threshold": "high"}}"#, "rotation"),
         (r#"{"index": {"budget_chars": -1}}"#, "index"),
         (r#"{"store": {"busy_timeout": 5}}"#, "busy_timeout"),
+        (r#"{"hash_live_read": false}"#, "hash_live_read"),
+        (r#"{"hash_live_reads": "no"}"#, "config_json"),
     ] {
         let err = open_error(config);
         assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{config}: {err:?}");
@@ -804,6 +806,27 @@ fn config_json_of_the_wrong_shape_is_invalid_input() {
         open_error(r#"{"db_path": "/nonexistent/x.db", "store": {"busy_timeout_ms": 3000000000}}"#);
     assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{err:?}");
     assert!(err.message.contains("busy_timeout"), "{}", err.message);
+}
+
+#[test]
+fn a_missing_workspace_directory_is_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = serde_json::json!({
+        "db_path": dir.path().join("codeoid.db"),
+        "workspace_dir": dir.path().join("no-such-dir"),
+        "embeddings": {"enabled": false},
+    })
+    .to_string();
+    let err = open_error(&config);
+    assert_eq!(err.code, CODEOID_ERROR_NOT_FOUND, "{err:?}");
+    assert!(err.message.contains("no-such-dir"), "{}", err.message);
+    // The header lists every code the function can return.
+    let header = include_str!("../../../include/codeoid.h");
+    let open = header
+        .find("codeoid_memory_open(")
+        .expect("codeoid_memory_open in the header");
+    let doc = &header[header[..open].rfind("/**").expect("its doc comment")..open];
+    assert!(doc.contains("CODEOID_ERROR_NOT_FOUND"), "{doc}");
 }
 
 #[test]
@@ -951,6 +974,94 @@ fn json_arguments_of_the_wrong_shape_are_invalid_input() {
     // SAFETY: valid arguments.
     check(unsafe { codeoid_memory_session(fx.memory, sp, sl, out.ptr()) }).unwrap();
     assert_eq!(out.json()["turn_count"], 0);
+}
+
+/// `codeoid_translate_to_request` with `request`, the body's JSON or the error.
+fn to_request(request: &str) -> Result<serde_json::Value, CError> {
+    let (rp, rl) = c(request);
+    let mut out = Out::new();
+    // SAFETY: valid texts and out-struct.
+    check(unsafe {
+        codeoid_translate_to_request(
+            CODEOID_FORMAT_ANTHROPIC,
+            std::ptr::null(),
+            0,
+            rp,
+            rl,
+            std::ptr::null(),
+            0,
+            out.ptr(),
+        )
+    })?;
+    Ok(out.json())
+}
+
+/// `codeoid_translate_declare_tools` with `tools` for Anthropic, the tools or the error.
+fn declare(tools: &str) -> Result<serde_json::Value, CError> {
+    let (tp, tl) = c(tools);
+    let mut out = Out::new();
+    // SAFETY: valid texts and out-struct.
+    check(unsafe {
+        codeoid_translate_declare_tools(
+            CODEOID_FORMAT_ANTHROPIC,
+            tp,
+            tl,
+            std::ptr::null(),
+            0,
+            out.ptr(),
+        )
+    })?;
+    Ok(out.json())
+}
+
+#[test]
+fn misspelled_request_and_tool_keys_are_invalid_input() {
+    let turns = r#"[{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]"#;
+    let schema = r#"{"type": "object", "properties": {}}"#;
+    // Spelled right, every key arrives.
+    let body = to_request(&format!(
+        r#"{{"turns": {turns}, "system": "be brief", "tools": [{{"name": "look", "description": "looks", "input_schema": {schema}}}]}}"#
+    ))
+    .unwrap();
+    assert_eq!(body["body"]["system"], "be brief", "{body}");
+    assert_eq!(body["body"]["tools"][0]["description"], "looks", "{body}");
+    let tools = declare(&format!(
+        r#"[{{"name": "look", "description": "looks", "input_schema": {schema}}}]"#
+    ))
+    .unwrap();
+    assert_eq!(tools["tools"][0]["description"], "looks", "{tools}");
+    // Misspelled, the key is named instead of silently dropped.
+    for (request, key) in [
+        (
+            format!(r#"{{"turns": {turns}, "sytem": "be brief"}}"#),
+            "sytem",
+        ),
+        (format!(r#"{{"turn": {turns}}}"#), "turn"),
+        (
+            format!(
+                r#"{{"turns": {turns}, "tools": [{{"name": "look", "descripton": "looks", "input_schema": {schema}}}]}}"#
+            ),
+            "descripton",
+        ),
+    ] {
+        let err = to_request(&request).expect_err(&request);
+        assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{request}: {err:?}");
+        assert!(err.message.contains(key), "{request}: {}", err.message);
+    }
+    for (tools, key) in [
+        (
+            format!(r#"[{{"name": "look", "descripton": "looks", "input_schema": {schema}}}]"#),
+            "descripton",
+        ),
+        (
+            format!(r#"[{{"name": "look", "input_shema": {schema}}}]"#),
+            "input_shema",
+        ),
+    ] {
+        let err = declare(&tools).expect_err(&tools);
+        assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{tools}: {err:?}");
+        assert!(err.message.contains(key), "{tools}: {}", err.message);
+    }
 }
 
 #[test]

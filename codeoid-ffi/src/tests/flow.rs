@@ -254,6 +254,55 @@ fn the_hard_threshold_rotates_while_recording() {
     assert_eq!(outcome["decision"]["reason"], "hard_threshold");
     assert_eq!(outcome["rotation"]["count"], 1);
     assert!(n >= 3, "not before 5 assistant turns: {n}");
+    // The rotation's time is written as every time codeoid stamps: with milliseconds.
+    let at = outcome["rotation"]["at"].as_str().expect("a time");
+    assert!(millis(at), "rotation at {at}");
+}
+
+#[test]
+fn turn_timestamps_come_back_as_recorded_and_stamped_times_have_milliseconds() {
+    let fx = Fixture::new();
+    let m = fx.memory;
+    let session = fx.session("ses_times");
+    let given = "2026-01-01T00:00:00.123456789Z";
+    let outcome = fx.record(
+        &session,
+        &json!({"id": "t0", "role": "user", "timestamp": given,
+                "parts": [{"type": "text", "text": "when?"}]}),
+    );
+    assert_eq!(outcome["recorded"]["seq"], 0);
+    fx.record(
+        &session,
+        &json!({"id": "t1", "role": "user", "parts": [{"type": "text", "text": "now"}]}),
+    );
+    let (sp, sl) = c(&session);
+    // SAFETY: a live handle, (ptr, len) pairs of live strings and a fresh out-string.
+    let turns =
+        out_json(|o| unsafe { crate::messages::codeoid_memory_turns(m, sp, sl, 0, u64::MAX, o) });
+    assert_eq!(turns[0]["timestamp"], given, "a turn is its own record");
+    let stamped = turns[1]["timestamp"]
+        .as_str()
+        .expect("the store stamps a time");
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(stamped).is_ok(),
+        "{stamped}"
+    );
+    // SAFETY: as above.
+    let record = out_json(|o| unsafe { codeoid_memory_session(m, sp, sl, o) });
+    for key in ["created_at", "last_activity_at"] {
+        let at = record[key].as_str().expect("a time");
+        assert!(millis(at), "{key}: {at}");
+    }
+}
+
+/// Whether `at` is an RFC 3339 UTC time with exactly milliseconds (`2026-11-30T08:14:36.123Z`).
+fn millis(at: &str) -> bool {
+    let b = at.as_bytes();
+    b.len() == 24
+        && b[19] == b'.'
+        && b[20..23].iter().all(u8::is_ascii_digit)
+        && b[23] == b'Z'
+        && chrono::DateTime::parse_from_rfc3339(at).is_ok()
 }
 
 #[test]
@@ -700,6 +749,54 @@ fn import_a_claude_code_log_idempotently() {
     let err = check(unsafe { codeoid_memory_import(m, mp, ml, std::ptr::null(), 0, out.ptr()) })
         .unwrap_err();
     assert_eq!(err.code, CODEOID_ERROR_NOT_FOUND, "{err:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_import_of_logs_whose_names_are_not_utf8_reports_them_lossily() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let fx = Fixture::new();
+    let m = fx.memory;
+    let logs = fx.dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let user = |uuid: &str, timestamp: &str| {
+        format!(
+            r#"{{"type":"user","uuid":"{uuid}","sessionId":"imp2","timestamp":"{timestamp}","message":{{"role":"user","content":"why does {uuid} fail?"}}}}"#
+        )
+    };
+    let name = |bytes: &[u8]| logs.join(OsStr::from_bytes(bytes));
+    // A log with a malformed line (report.malformed) and a bad timestamp (warning_list)...
+    let log = [
+        user("u1", "2026-01-01T00:00:00Z"),
+        user("u2", "yesterday"),
+        "this line is not JSON".to_string(),
+    ];
+    std::fs::write(name(b"a-imp\xff.jsonl"), log.join("\n") + "\n").unwrap();
+    // ...another log claiming the same session id (skipped_sessions)...
+    std::fs::write(
+        name(b"b-copy\xff.jsonl"),
+        user("u9", "2026-01-02T00:00:00Z") + "\n",
+    )
+    .unwrap();
+    // ...and a file in no known format (skipped_files).
+    std::fs::write(name(b"c-junk\xff.jsonl"), "{\"neither\": 1}\n").unwrap();
+
+    let path = logs.to_string_lossy().into_owned();
+    let (pp, pl) = c(&path);
+    // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
+    let summary = out_json(|o| unsafe { codeoid_memory_import(m, pp, pl, std::ptr::null(), 0, o) });
+    assert_eq!(summary["sessions_new"], 1, "{summary}");
+    let lossy = |value: &Value| value.as_str().unwrap_or_default().contains('\u{fffd}');
+    let report = &summary["report"];
+    assert!(lossy(&report["malformed"][0]["path"]), "{summary}");
+    assert!(lossy(&report["warning_list"][0]["path"]), "{summary}");
+    assert!(lossy(&report["skipped_files"][0]["path"]), "{summary}");
+    assert!(
+        lossy(&summary["skipped_sessions"][0]["source_path"]),
+        "{summary}"
+    );
 }
 
 #[test]

@@ -412,6 +412,48 @@ fn recall_file_reports_the_latest_read_and_the_file_on_disk() {
     assert_eq!(recall_file("src/never_read.rs"), Value::Null);
 }
 
+#[test]
+fn hash_live_reads_and_hash_read_files_decide_which_reads_are_hashed() {
+    let relative = "codeoid-core/src/store/schema.rs";
+    // The content hash of the latest read of `relative` after recording two exchanges, live
+    // (`record_turn`) or in bulk (`record_turns`), with the config edited by `edit`.
+    let hash_after = |bulk: bool, edit: &dyn Fn(&mut Value)| -> Value {
+        let fx = Fixture::with_config(edit);
+        let file = fx.dir.path().join("project").join(relative);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "pub const SCHEMA_VERSION: u32 = 1;\n").unwrap();
+        let a = fx.session("ses_a");
+        if bulk {
+            let turns = Value::from(exchange(1, 1_000)).to_string();
+            let (sp, sl) = c(&a);
+            let (tp, tl) = c(&turns);
+            let mut out = Out::new();
+            // SAFETY: live handle, valid texts, out-struct.
+            check(unsafe { codeoid_memory_record_turns(fx.memory, sp, sl, tp, tl, out.ptr()) })
+                .unwrap();
+        } else {
+            record_exchanges(&fx, &a, 1..=1);
+        }
+        let (pp, pl) = c(relative);
+        let mut out = Out::new();
+        // SAFETY: live handle, valid text, out-struct.
+        check(unsafe { codeoid_memory_recall_file(fx.memory, pp, pl, out.ptr()) }).unwrap();
+        out.json()["path"]["content_hash"].clone()
+    };
+    // By default a live read is hashed just after it is recorded, a bulk one never.
+    assert!(hash_after(false, &|_| {}).is_string());
+    assert!(hash_after(true, &|_| {}).is_null());
+    // `hash_live_reads: false` opens no file a live session read.
+    assert!(hash_after(false, &|c| c["hash_live_reads"] = json!(false)).is_null());
+    // `store.hash_read_files` hashes inside the write, bulk recording included.
+    let in_the_write = |c: &mut Value| {
+        c["hash_live_reads"] = json!(false);
+        c["store"] = json!({"hash_read_files": true});
+    };
+    assert!(hash_after(false, &in_the_write).is_string());
+    assert!(hash_after(true, &in_the_write).is_string());
+}
+
 /// Opens a fixture whose config has `embeddings`, or returns the error.
 fn open_with_embeddings(embeddings: Value) -> Result<Fixture, CError> {
     let dir = tempfile::tempdir().unwrap();

@@ -1,10 +1,13 @@
 // Package codeoid wraps the codeoid C ABI (include/codeoid.h) for Go through cgo: session memory
 // for AI coding agents, where the context window is a cache and the session history a database.
 //
-// The package links libcodeoid.a statically: build it first with `cargo build -p codeoid-ffi`
-// (the cgo directives below point at target/debug of the repository). Go's build cache does not
-// notice a rebuilt libcodeoid.a: `make test-go` keys the cache on the library's mtime and size;
-// by hand, run `go clean -cache` after rebuilding the library.
+// Linking (link.go): by default the package links the installed library, `-lcodeoid` with the
+// header codeoid.h, from wherever the C compiler looks (/usr/local/include and /usr/local/lib, or
+// a prefix named by CGO_CFLAGS=-I<prefix>/include and CGO_LDFLAGS=-L<prefix>/lib); `make
+// install-ffi` installs it. Inside the repository, the build tag `codeoid_repo` (link_repo.go)
+// links the checkout's own static library instead, made by `make ffi-static`. Go's build cache
+// does not notice a rebuilt libcodeoid.a: `make test-go` keys the cache on the library's mtime and
+// size; by hand, run `go clean -cache` after rebuilding the library.
 //
 // Conventions:
 //   - A Memory is a handle to an open store bound to one workspace. It is safe for concurrent use
@@ -16,8 +19,6 @@
 package codeoid
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../include
-#cgo LDFLAGS: ${SRCDIR}/../../../target/debug/libcodeoid.a -lgcc_s -lutil -lrt -lpthread -lm -ldl
 #include <stdlib.h>
 #include "codeoid.h"
 */

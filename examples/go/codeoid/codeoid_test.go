@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,13 +48,24 @@ func exchange(n int, inputTokens uint64) []codeoid.Turn {
 			codeoid.TextPart(fmt.Sprintf("Why does migration %d fail in store/schema.rs?", n))}},
 		{ID: fmt.Sprintf("a%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage(inputTokens), Parts: []codeoid.Part{
 			codeoid.TextPart("Reading the schema."),
-			codeoid.ToolCallPart(callID, "Read", map[string]string{"file_path": "src/store/schema.rs"})}},
+			mustPart(codeoid.ToolCallPart(callID, "Read", map[string]string{"file_path": "src/store/schema.rs"}))}},
 		{ID: fmt.Sprintf("r%d", n), Role: "user", Parts: []codeoid.Part{
 			codeoid.ToolResultPart(callID, fmt.Sprintf("const SCHEMA_VERSION: u32 = %d;", n), false)}},
 		{ID: fmt.Sprintf("f%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage(inputTokens + 400), Parts: []codeoid.Part{
 			codeoid.TextPart(fmt.Sprintf("user_version is bumped before migration %d runs.", n))}},
 	}
 }
+
+// mustPart is the part, or a panic: for parts built from literals that always encode.
+func mustPart(part codeoid.Part, err error) codeoid.Part {
+	if err != nil {
+		panic(err)
+	}
+	return part
+}
+
+// ptr is a pointer to a copy of v, for the optional fields of configs and options.
+func ptr[T any](v T) *T { return &v }
 
 func record(t *testing.T, m *codeoid.Memory, session string, turns []codeoid.Turn) []string {
 	t.Helper()
@@ -486,7 +498,7 @@ func TestForkAndImport(t *testing.T) {
 func TestARunPastItsTimeoutIsKilled(t *testing.T) {
 	dir := t.TempDir()
 	m, err := codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: dir,
-		Embeddings: codeoid.NoEmbeddings(), RunTimeoutSecs: 0.5})
+		Embeddings: codeoid.NoEmbeddings(), RunTimeoutSecs: ptr(0.5)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +515,7 @@ func TestARunPastItsTimeoutIsKilled(t *testing.T) {
 		t.Fatalf("timed out run: %+v after %v", run, time.Since(begin))
 	}
 	if _, err := codeoid.Open(codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: dir,
-		Embeddings: codeoid.NoEmbeddings(), RunTimeoutSecs: -1}); !errors.Is(err, codeoid.ErrInvalidInput) {
+		Embeddings: codeoid.NoEmbeddings(), RunTimeoutSecs: ptr(-1.0)}); !errors.Is(err, codeoid.ErrInvalidInput) {
 		t.Fatalf("negative timeout: %v", err)
 	}
 }
@@ -710,5 +722,166 @@ func TestRecallByMeaningWithTheRealModel(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// claudeLog is a Claude Code log line of session id, at a fixed time long past.
+func claudeLog(id, uuid, text string) string {
+	return fmt.Sprintf(`{"type":"user","uuid":%q,"sessionId":%q,"timestamp":"2020-01-01T00:00:00Z","message":{"role":"user","content":%q}}`+"\n", uuid, id, text)
+}
+
+func TestImportCanNeverFinishAndListsSkippedSessions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	open := func() *codeoid.Memory { return open(t) }
+
+	// An old session is finished by default, and left open with NeverFinish (JSON null).
+	old := write("old.jsonl", claudeLog("imp_old", "u1", "why is the parser slow?"))
+	m := open()
+	summary, err := m.Import(old, nil)
+	if err != nil || summary.SessionsFinished != 1 {
+		t.Fatalf("default import: %+v %v", summary, err)
+	}
+	m = open()
+	summary, err = m.Import(old, &codeoid.ImportOptions{NeverFinish: true})
+	if err != nil || summary.SessionsNew != 1 || summary.SessionsFinished != 0 {
+		t.Fatalf("never finish: %+v %v", summary, err)
+	}
+	if session, err := m.Session("imp_old"); err != nil || session.FinishedAt != nil {
+		t.Fatalf("a never-finished session: %+v %v", session, err)
+	}
+	if summary, err := m.Import(old, &codeoid.ImportOptions{FinishAfterSecs: ptr(uint64(0))}); err != nil || summary.SessionsFinished != 1 {
+		t.Fatalf("finish at once: %+v %v", summary, err)
+	}
+	if _, err := m.Import(old, &codeoid.ImportOptions{NeverFinish: true, FinishAfterSecs: ptr(uint64(5))}); err == nil || !strings.Contains(err.Error(), "NeverFinish") {
+		t.Fatalf("both NeverFinish and FinishAfterSecs: %v", err)
+	}
+
+	// A second log claiming a session id already read in the same import is skipped, and listed.
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("logs/a.jsonl", claudeLog("imp_twice", "u1", "first conversation"))
+	write("logs/b.jsonl", claudeLog("imp_twice", "u9", "another conversation, same id"))
+	summary, err = open().Import(logs, nil)
+	if err != nil || summary.SessionsSkipped != 1 || len(summary.SkippedSessions) != 1 {
+		t.Fatalf("skipped sessions: %+v %v", summary, err)
+	}
+	skipped := summary.SkippedSessions[0]
+	if skipped.SessionID != "imp_twice" || !strings.HasPrefix(skipped.SourcePath, logs) || skipped.Reason == "" {
+		t.Fatalf("skipped session: %+v", skipped)
+	}
+}
+
+func TestConfigTenantAndRunTimeoutOverrideTheEnvironment(t *testing.T) {
+	t.Setenv("CODEOID_TENANT", "tenant-from-env")
+	t.Setenv("CODEOID_RUN_TIMEOUT_SECS", "0.2")
+	dir := t.TempDir()
+	opened := 0
+	openWith := func(config codeoid.Config) *codeoid.Memory {
+		t.Helper()
+		opened++
+		config.DBPath = filepath.Join(dir, "codeoid.db")
+		config.WorkspaceDir = dir
+		config.Embeddings = codeoid.NoEmbeddings()
+		m, err := codeoid.Open(config)
+		if err != nil {
+			t.Fatalf("open %+v: %v", config, err)
+		}
+		t.Cleanup(func() { _ = m.Close() })
+		// Session ids are global to the store file, whatever the workspace.
+		if _, err := m.StartSession(codeoid.SessionOptions{ID: fmt.Sprintf("ses_env_%d", opened)}); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	workspaceID := func(m *codeoid.Memory) string {
+		t.Helper()
+		w, err := m.Workspace()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.WorkspaceID
+	}
+	timedOut := func(m *codeoid.Memory, session string) bool {
+		t.Helper()
+		run, err := m.Run(session, "sleep 1; echo done")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.TimedOut
+	}
+	plain := openWith(codeoid.Config{})
+	fromEnv := openWith(codeoid.Config{FromEnv: true})
+	if workspaceID(fromEnv) == workspaceID(plain) || !timedOut(fromEnv, "ses_env_2") {
+		t.Fatal("FromEnv did not read CODEOID_TENANT and CODEOID_RUN_TIMEOUT_SECS")
+	}
+	overridden := openWith(codeoid.Config{FromEnv: true, Tenant: ptr(""), RunTimeoutSecs: ptr(0.0)})
+	if workspaceID(overridden) != workspaceID(plain) {
+		t.Fatal(`Tenant "" did not override CODEOID_TENANT`)
+	}
+	if timedOut(overridden, "ses_env_3") {
+		t.Fatal("RunTimeoutSecs 0 did not override CODEOID_RUN_TIMEOUT_SECS")
+	}
+}
+
+func TestTurnMetaKeepsLargeIntegersExact(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_meta"}); err != nil {
+		t.Fatal(err)
+	}
+	turn := codeoid.Turn{ID: "u1", Role: "user", Parts: []codeoid.Part{codeoid.TextPart("hi")},
+		Meta: map[string]json.RawMessage{"big": json.RawMessage("9007199254740993"), "nested": json.RawMessage(`{"id":18446744073709551615}`)}}
+	if _, err := m.RecordTurn("ses_meta", turn); err != nil {
+		t.Fatal(err)
+	}
+	turns, err := m.Turns("ses_meta", 0, codeoid.AllTurns)
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("turns: %+v %v", turns, err)
+	}
+	if got := string(turns[0].Meta["big"]); got != "9007199254740993" {
+		t.Fatalf("meta big: %s", got)
+	}
+	if got := string(turns[0].Meta["nested"]); got != `{"id":18446744073709551615}` {
+		t.Fatalf("meta nested: %s", got)
+	}
+}
+
+func TestAnEmptyUsageHasNoCallsRatherThanNull(t *testing.T) {
+	encoded, err := json.Marshal(&codeoid.Usage{})
+	if err != nil || string(encoded) != `{"calls":[]}` {
+		t.Fatalf("empty usage: %s %v", encoded, err)
+	}
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_usage"}); err != nil {
+		t.Fatal(err)
+	}
+	turn := codeoid.Turn{ID: "a1", Role: "assistant", Usage: &codeoid.Usage{}, Parts: []codeoid.Part{codeoid.TextPart("done")}}
+	if _, err := m.RecordTurn("ses_usage", turn); err != nil {
+		t.Fatalf("a turn with an empty usage: %v", err)
+	}
+	message := json.RawMessage(`{"role": "assistant", "content": "done again"}`)
+	if _, err := m.RecordMessage("ses_usage", codeoid.Anthropic, "", message, &codeoid.Usage{}); err != nil {
+		t.Fatalf("a message with an empty usage: %v", err)
+	}
+}
+
+func TestToolCallPartReportsInputThatCannotBeEncoded(t *testing.T) {
+	for _, input := range []any{make(chan int), math.NaN(), map[string]any{"f": func() {}}} {
+		if part, err := codeoid.ToolCallPart("c1", "Read", input); err == nil || !strings.Contains(err.Error(), `"c1"`) {
+			t.Fatalf("input %T: %+v %v", input, part, err)
+		}
+	}
+	part, err := codeoid.ToolCallPart("c1", "Read", map[string]int{"limit": 5})
+	if err != nil || string(part.Input) != `{"limit":5}` {
+		t.Fatalf("a good input: %+v %v", part, err)
 	}
 }

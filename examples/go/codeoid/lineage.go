@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"encoding/json"
+	"errors"
 )
 
 // SameBackend keeps a fork on the parent's backend (no handoff).
@@ -68,28 +69,68 @@ func (m *Memory) Fork(sessionID string, atTurn int64, target Format, model, name
 
 // ImportOptions are the options of Memory.Import; zero values keep the defaults.
 type ImportOptions struct {
-	Tenant       string `json:"tenant,omitempty"`
-	WorkspaceDir string `json:"workspace_dir,omitempty"`
-	FallbackDir  string `json:"fallback_dir,omitempty"`
-	// FinishAfterSecs finishes sessions idle that long; nil keeps the default.
-	FinishAfterSecs *uint64 `json:"finish_after_secs,omitempty"`
-	BatchTurns      int     `json:"batch_turns,omitempty"`
+	Tenant       string
+	WorkspaceDir string
+	FallbackDir  string
+	// FinishAfterSecs finishes sessions idle that long (0: every session); nil keeps the
+	// default, 600.
+	FinishAfterSecs *uint64
+	// NeverFinish leaves every imported session open (finish_after_secs null in the C API);
+	// it cannot be combined with FinishAfterSecs.
+	NeverFinish bool
+	BatchTurns  int
+}
+
+// MarshalJSON writes the options of codeoid_memory_import: only the fields set, and
+// "finish_after_secs": null for NeverFinish.
+func (o ImportOptions) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	if o.Tenant != "" {
+		m["tenant"] = o.Tenant
+	}
+	if o.WorkspaceDir != "" {
+		m["workspace_dir"] = o.WorkspaceDir
+	}
+	if o.FallbackDir != "" {
+		m["fallback_dir"] = o.FallbackDir
+	}
+	switch {
+	case o.NeverFinish && o.FinishAfterSecs != nil:
+		return nil, errors.New("codeoid: ImportOptions has both NeverFinish and FinishAfterSecs; set one")
+	case o.NeverFinish:
+		m["finish_after_secs"] = nil
+	case o.FinishAfterSecs != nil:
+		m["finish_after_secs"] = *o.FinishAfterSecs
+	}
+	if o.BatchTurns != 0 {
+		m["batch_turns"] = o.BatchTurns
+	}
+	return json.Marshal(m)
+}
+
+// SkippedSession is a session read from a log but not stored, and why.
+type SkippedSession struct {
+	SessionID string `json:"session_id"`
+	// SourcePath is the log's path; bytes of a file name that are not UTF-8 are U+FFFD.
+	SourcePath string `json:"source_path"`
+	Reason     string `json:"reason"`
 }
 
 // ImportSummary is what an import changed (docs/import.md).
 type ImportSummary struct {
-	Report            json.RawMessage `json:"report"`
-	SessionsNew       uint64          `json:"sessions_new"`
-	SessionsUpdated   uint64          `json:"sessions_updated"`
-	SessionsUnchanged uint64          `json:"sessions_unchanged"`
-	SessionsEmpty     uint64          `json:"sessions_empty"`
-	SessionsSkipped   uint64          `json:"sessions_skipped"`
-	SessionsFinished  uint64          `json:"sessions_finished"`
-	TurnsAdded        uint64          `json:"turns_added"`
-	TurnsUnchanged    uint64          `json:"turns_unchanged"`
-	TurnsReplaced     uint64          `json:"turns_replaced"`
-	EpisodesAdded     uint64          `json:"episodes_added"`
-	EpisodesRemoved   uint64          `json:"episodes_removed"`
+	Report            json.RawMessage  `json:"report"`
+	SessionsNew       uint64           `json:"sessions_new"`
+	SessionsUpdated   uint64           `json:"sessions_updated"`
+	SessionsUnchanged uint64           `json:"sessions_unchanged"`
+	SessionsEmpty     uint64           `json:"sessions_empty"`
+	SessionsSkipped   uint64           `json:"sessions_skipped"`
+	SkippedSessions   []SkippedSession `json:"skipped_sessions"`
+	SessionsFinished  uint64           `json:"sessions_finished"`
+	TurnsAdded        uint64           `json:"turns_added"`
+	TurnsUnchanged    uint64           `json:"turns_unchanged"`
+	TurnsReplaced     uint64           `json:"turns_replaced"`
+	EpisodesAdded     uint64           `json:"episodes_added"`
+	EpisodesRemoved   uint64           `json:"episodes_removed"`
 }
 
 // Import imports session logs (Claude Code, Codex CLI, Gemini CLI, SWE-agent; a file or a

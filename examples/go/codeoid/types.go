@@ -2,6 +2,7 @@ package codeoid
 
 import (
 	"encoding/json"
+	"fmt"
 )
 
 // Config opens a Memory; every field is optional (docs/ffi.md, codeoid_memory_open).
@@ -10,8 +11,9 @@ type Config struct {
 	DBPath string `json:"db_path,omitempty"`
 	// WorkspaceDir is a directory inside the workspace; empty means the current directory.
 	WorkspaceDir string `json:"workspace_dir,omitempty"`
-	// Tenant is mixed into the workspace id.
-	Tenant string `json:"tenant,omitempty"`
+	// Tenant is mixed into the workspace id; nil keeps the default ("", or $CODEOID_TENANT with
+	// FromEnv). A pointer, so that "" can override the environment.
+	Tenant *string `json:"tenant,omitempty"`
 	// MemoryEnabled false turns memory off for the model (turns are still recorded).
 	MemoryEnabled *bool `json:"memory_enabled,omitempty"`
 	// FromEnv starts from the CODEOID_* environment variables instead of the defaults.
@@ -19,13 +21,20 @@ type Config struct {
 	// CompressRules is a compression rule file.
 	CompressRules string `json:"compress_rules,omitempty"`
 	// RunTimeoutSecs kills a command Memory.Run still runs after this many seconds, with
-	// everything it started (0: never). RunOutput.TimedOut then says so. Memory.RunWithTimeout
-	// gives one call its own.
-	RunTimeoutSecs float64 `json:"run_timeout_secs,omitempty"`
+	// everything it started (0: never). RunOutput.TimedOut then says so. nil keeps the default
+	// (never, or $CODEOID_RUN_TIMEOUT_SECS with FromEnv); a pointer, so that 0 can override the
+	// environment. Memory.RunWithTimeout gives one call its own.
+	RunTimeoutSecs *float64 `json:"run_timeout_secs,omitempty"`
+	// HashLiveReads false stops hashing the files a live session reads (RecordTurn,
+	// RecordMessage) right after they are recorded; nil keeps the default, on. The hashes let
+	// RecallFile say whether a file changed since it was read. Store's hash_read_files is
+	// another thing: hashing inside the recording write, bulk recording and imports included.
+	HashLiveReads *bool `json:"hash_live_reads,omitempty"`
 	// Rotation and Index change individual settings (docs/rotation.md, docs/workspace-index.md).
 	Rotation map[string]any `json:"rotation,omitempty"`
 	Index    map[string]any `json:"index,omitempty"`
-	// Store settings: busy_timeout_ms, max_episode_bytes, hash_read_files, include_thinking.
+	// Store settings: busy_timeout_ms, max_episode_bytes, hash_read_files (hash files read
+	// inside the write that records them, off by default), include_thinking.
 	Store map[string]any `json:"store,omitempty"`
 	// Embeddings chooses the model recall uses; nil finds one automatically (CODEOID_MODEL_DIR,
 	// the Hugging Face cache, then a download on a background thread).
@@ -95,14 +104,16 @@ type Session struct {
 
 // Turn is a canonical, provider-neutral turn (docs/canonical-turns.md).
 type Turn struct {
-	ID        string         `json:"id,omitempty"`
-	Role      string         `json:"role"`
-	Parts     []Part         `json:"parts"`
-	Provider  string         `json:"provider,omitempty"`
-	Model     string         `json:"model,omitempty"`
-	Usage     *Usage         `json:"usage,omitempty"`
-	Timestamp string         `json:"timestamp,omitempty"`
-	Meta      map[string]any `json:"meta,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Role      string `json:"role"`
+	Parts     []Part `json:"parts"`
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Usage     *Usage `json:"usage,omitempty"`
+	Timestamp string `json:"timestamp,omitempty"`
+	// Meta is free-form metadata kept verbatim; its values stay JSON text, so numbers beyond
+	// float64's 53 bits (9007199254740993) come back exact.
+	Meta map[string]json.RawMessage `json:"meta,omitempty"`
 }
 
 // MarshalJSON writes a nil Parts as an empty list: "parts": null is not a turn, and a Turn
@@ -186,10 +197,14 @@ func (p Part) MarshalJSON() ([]byte, error) {
 // TextPart is a text part.
 func TextPart(text string) Part { return Part{Type: "text", Text: text} }
 
-// ToolCallPart is a tool call with a canonical id and JSON input.
-func ToolCallPart(id, name string, input any) Part {
-	raw, _ := json.Marshal(input)
-	return Part{Type: "tool_call", ID: id, Name: name, Input: raw}
+// ToolCallPart is a tool call with a canonical id and input encoded as JSON; it fails when input
+// cannot be encoded (a channel, a func, a NaN), rather than recording a call with other input.
+func ToolCallPart(id, name string, input any) (Part, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return Part{}, fmt.Errorf("codeoid: cannot encode the input of tool call %q (%s) as JSON: %w", id, name, err)
+	}
+	return Part{Type: "tool_call", ID: id, Name: name, Input: raw}, nil
 }
 
 // ToolResultPart is the text result of tool call callID.
@@ -200,6 +215,16 @@ func ToolResultPart(callID, text string, isError bool) Part {
 // Usage is the model calls that produced a turn.
 type Usage struct {
 	Calls []CallUsage `json:"calls"`
+}
+
+// MarshalJSON writes a nil Calls as an empty list: "calls": null is not a usage object, and
+// &Usage{} means no calls.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	type plain Usage // the same fields without this method
+	if u.Calls == nil {
+		u.Calls = []CallUsage{}
+	}
+	return json.Marshal(plain(u))
 }
 
 // CallUsage is one model call's token counts.

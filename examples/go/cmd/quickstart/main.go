@@ -57,7 +57,7 @@ func main() {
 		turns := []codeoid.Turn{
 			{ID: fmt.Sprintf("u%d", n), Role: "user", Parts: []codeoid.Part{codeoid.TextPart(fmt.Sprintf("Why does migration %d fail?", n))}},
 			{ID: fmt.Sprintf("a%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage, Parts: []codeoid.Part{
-				codeoid.ToolCallPart(call, "Read", map[string]string{"file_path": "src/store/schema.rs"})}},
+				must(codeoid.ToolCallPart(call, "Read", map[string]string{"file_path": "src/store/schema.rs"}))}},
 			{ID: fmt.Sprintf("r%d", n), Role: "user", Parts: []codeoid.Part{codeoid.ToolResultPart(call, fmt.Sprintf("const SCHEMA_VERSION: u32 = %d;", n), false)}},
 			{ID: fmt.Sprintf("f%d", n), Role: "assistant", Model: "claude-sonnet-4-5", Usage: usage, Parts: []codeoid.Part{codeoid.TextPart("user_version is bumped too early.")}},
 		}
