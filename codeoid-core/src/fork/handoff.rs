@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::canonical::{Part, Role, Turn, token_estimate};
 use crate::error::{Error, Result};
 use crate::rotate::{ContextWindow, DEFAULT_WINDOW, resolve_window};
-use crate::translate::{self, Backend, Loss, Options, ToolSpec, Translation, Window};
+use crate::translate::{self, Backend, Loss, LossKind, Options, ToolSpec, Translation, Window};
 
 /// Share of the target's context window the handed-over history may fill by default: half,
 /// leaving the other half for the system prompt, tool declarations, the workspace index and the
@@ -87,6 +87,17 @@ impl Handoff {
     /// How many copied turns are left to memory and announced by the seed.
     pub fn omitted_turns(&self) -> usize {
         self.window.omitted.len()
+    }
+
+    /// `true` when the next request must disable extended thinking: the history ends inside a
+    /// tool loop whose assistant message has no native thinking to start with (another
+    /// provider's was left out), which Anthropic rejects with thinking enabled. One of
+    /// [`Handoff::losses`] says so, as [`LossKind::NeedsThinkingOff`]. Forking where the tool loop
+    /// has ended (after the answer that follows its last results) avoids it.
+    pub fn needs_thinking_off(&self) -> bool {
+        self.losses
+            .iter()
+            .any(|loss| loss.kind == LossKind::NeedsThinkingOff)
     }
 
     /// A whole request body for the backend: `system`, the handed-over turns and `tools`.

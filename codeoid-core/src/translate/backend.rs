@@ -193,6 +193,11 @@ pub struct Options {
     pub chat_string_content: Option<bool>,
     /// OpenAI Chat: the role of the system prompt message.
     pub chat_system_role: SystemRole,
+    /// OpenAI Responses: send item ids (`rs_…`, `msg_…`, `fc_…`) with a reasoning item and the
+    /// items after it when all of them are known (on by default; a group with one unknown id is
+    /// always sent without ids). Turn off for requests with `store: false`, where OpenAI looks
+    /// ids up and finds nothing; the reasoning is then resumed from its `encrypted_content`.
+    pub responses_item_ids: bool,
     /// Gemini: send tool call ids in `functionCall.id` / `functionResponse.id`. Turn off for
     /// endpoints that reject the field; calls and responses are then paired by name and order.
     pub gemini_call_ids: bool,
@@ -221,6 +226,7 @@ impl Default for Options {
             chat_reasoning_content: false,
             chat_string_content: None,
             chat_system_role: SystemRole::System,
+            responses_item_ids: true,
             gemini_call_ids: true,
             gemini_missing_signature: None,
             gemini_json_schema: false,

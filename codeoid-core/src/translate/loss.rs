@@ -70,6 +70,11 @@ pub enum LossKind {
     /// Sent in a different form that reads back differently (an id replaced by its hash, a
     /// string argument parsed as JSON, a media type sniffed from the bytes).
     Changed,
+    /// Sent as it is, but the provider accepts it only if the next request disables extended
+    /// thinking: Anthropic history that ends inside a tool loop whose assistant message does not
+    /// start with a thinking block (its thinking was another provider's). Send the next request
+    /// without thinking, or fork where the tool loop has ended.
+    NeedsThinkingOff,
 }
 
 impl LossKind {
@@ -82,6 +87,7 @@ impl LossKind {
             LossKind::Merged => "merged",
             LossKind::Synthesized => "synthesized",
             LossKind::Changed => "changed",
+            LossKind::NeedsThinkingOff => "needs_thinking_off",
         }
     }
 }

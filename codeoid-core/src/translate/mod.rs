@@ -16,8 +16,8 @@
 //! left out. Then each provider module applies its own rules:
 //! tool id charsets and lengths (`ids`), error flags encoded in content where there is none
 //! (`tool_error`), non-object arguments (`arguments`), thinking signatures that go back only to
-//! the provider and model family that made them (`thinking`). `docs/translate.md` has the full
-//! mapping tables.
+//! the provider and model family that made them (`thinking`), file references that go only to
+//! the provider that stores them (`file_ref`). `docs/translate.md` has the full mapping tables.
 //!
 //! This module is a leaf: no store, no embeddings, no network. It does not pick models, set
 //! sampling parameters or count tokens beyond the rough estimate of [`fit_window`].
@@ -25,6 +25,7 @@
 mod anthropic;
 mod arguments;
 mod backend;
+mod file_ref;
 mod gemini;
 mod ids;
 mod loss;
@@ -57,7 +58,7 @@ pub use gemini::ATTACHED_IMAGES_KEY;
 pub use ids::{ENCODED_PREFIX, HASHED_PREFIX, canonical_id, provider_id};
 pub use loss::{Location, Loss, LossKind, Translation};
 pub use normalize::CANCELLED_RESULT;
-pub use openai_responses::REASONING_IDS_META;
+pub use openai_responses::{MESSAGE_IDS_META, REASONING_IDS_META};
 pub use request::{Request, from_request, to_request};
 pub use tool_error::ERROR_MARKER;
 pub use tools::{ToolSpec, declare_tools};

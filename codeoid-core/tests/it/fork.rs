@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use codeoid_core::ErrorKind;
-use codeoid_core::canonical::{EpisodeKind, EpisodeStatus, Part, Turn};
+use codeoid_core::canonical::{EpisodeKind, EpisodeStatus, Part, Signature, Thinking, Turn};
 use codeoid_core::fork::{self, ForkOptions, HandoffOptions, describe_lineage, lineage_chain};
 use codeoid_core::import::{self, ImportOptions};
 use codeoid_core::store::{LineageKind, NewSession, Store, TimelineQuery, Workspace};
@@ -469,6 +469,82 @@ fn a_session_that_reuses_call_ids_forks_onto_every_backend() {
             .collect();
         assert_eq!(changed, ["turn 3 part 0", "turn 4 part 0"], "{format}");
     }
+}
+
+#[test]
+fn a_fork_onto_anthropic_inside_a_tool_loop_without_its_thinking_says_to_disable_thinking() {
+    // A GPT-5 session in the middle of a tool loop: its reasoning cannot go to Anthropic, so
+    // the last assistant message would start with tool_use, which Anthropic rejects when the
+    // next request enables extended thinking.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("codeoid.db")).unwrap();
+    let ws = Workspace::resolve("/nonexistent/fork-thinking").unwrap();
+    let s = store
+        .create_session(
+            &ws,
+            NewSession {
+                id: Some("ses_gpt".into()),
+                name: Some("on gpt".into()),
+                provider: Some("openai".into()),
+                model: Some("gpt-5".into()),
+                ..NewSession::default()
+            },
+        )
+        .unwrap();
+    let mut thought = call("c1", "Read", json!({"file_path": "a.rs"}));
+    thought.parts.insert(
+        0,
+        Part::Thinking(Thinking {
+            text: "Read it first.".into(),
+            signature: Some(Signature {
+                provider: "openai".into(),
+                model: Some("gpt-5".into()),
+                value: "gAAAAB".into(),
+            }),
+            redacted: false,
+        }),
+    );
+    thought.provider = Some("openai".into());
+    let mut answer = Turn::assistant_text("a.rs defines a().");
+    answer.provider = Some("openai".into());
+    store
+        .record_turns(
+            &s.id,
+            &[
+                at(Turn::user_text("What is in a.rs?"), "u1", 1),
+                at(thought, "a1", 2),
+                at(result("c1", "fn a() {}", false), "r1", 3),
+                at(answer, "a2", 4),
+            ],
+        )
+        .unwrap();
+    let claude = target(Format::Anthropic, "claude-sonnet-4-5");
+    // At the results (the next request continues the loop) and at the call in flight.
+    for at_turn in [2, 1] {
+        let forked = fork::fork(&store, &s.id, Some(at_turn), Some(claude.clone()), "x").unwrap();
+        let handoff = forked.handoff.unwrap();
+        assert!(handoff.needs_thinking_off(), "{:#?}", handoff.losses);
+        let flagged: Vec<String> = handoff
+            .losses
+            .iter()
+            .filter(|l| l.kind == LossKind::NeedsThinkingOff)
+            .map(|l| l.location.to_string())
+            .collect();
+        assert_eq!(flagged, ["turn 1"], "at turn {at_turn}");
+        assert_eq!(handoff.messages[1]["content"][0]["type"], "tool_use");
+    }
+    // Where the loop has ended, the next request opens a new turn: nothing to disable.
+    let forked = fork::fork(&store, &s.id, Some(3), Some(claude), "after").unwrap();
+    let handoff = forked.handoff.unwrap();
+    assert!(!handoff.needs_thinking_off(), "{:#?}", handoff.losses);
+    assert!(
+        handoff
+            .losses
+            .iter()
+            .any(|l| l.kind == LossKind::Dropped && l.location.to_string() == "turn 1 part 0"),
+        "the reasoning is still left out: {:#?}",
+        handoff.losses
+    );
 }
 
 #[test]

@@ -138,9 +138,29 @@ fn user(parts: Vec<Part>) -> Turn {
     Turn::new(Role::User, parts)
 }
 
-/// Role and parts: what a request body carries.
+/// Role and parts: what a request body carries. A call's `provider_id` equal to its `id` (as
+/// importers write it) is no provider id: the id carries it, and no format has a slot for it
+/// apart from the id (docs/translate.md, "The contract").
 fn shape(turns: &[Turn]) -> Vec<(Role, Vec<Part>)> {
-    turns.iter().map(|t| (t.role, t.parts.clone())).collect()
+    turns
+        .iter()
+        .map(|t| {
+            let parts = t
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::ToolCall(call) if call.provider_id.as_ref() == Some(&call.id) => {
+                        Part::ToolCall(ToolCall {
+                            provider_id: None,
+                            ..call.clone()
+                        })
+                    }
+                    other => other.clone(),
+                })
+                .collect();
+            (t.role, parts)
+        })
+        .collect()
 }
 
 fn backend(format: Format, model: &str) -> Backend {
@@ -1844,6 +1864,12 @@ fn arb_image() -> impl Strategy<Value = Image> {
         Just(ImageSource::File {
             file_id: "file_123".into()
         }),
+        Just(ImageSource::File {
+            file_id: "file-123".into()
+        }),
+        Just(ImageSource::File {
+            file_id: "files/abc".into()
+        }),
     ];
     let media = prop_oneof![
         Just(None),
@@ -1911,7 +1937,7 @@ fn arb_part() -> impl Strategy<Value = Part> {
         3 => arb_text().prop_map(|text| Part::Text { text }),
         1 => arb_image().prop_map(Part::Image),
         2 => arb_thinking().prop_map(Part::Thinking),
-        3 => (arb_id(), proptest::option::of("[a-z]{1,3}"), prop_oneof![Just("Read"), Just("Grep")], arb_input()).prop_map(
+        3 => (arb_id(), proptest::option::of(prop_oneof!["[a-z]{1,3}", Just("fc_1".to_owned())]), prop_oneof![Just("Read"), Just("Grep")], arb_input()).prop_map(
             |(id, provider_id, name, input)| Part::ToolCall(ToolCall { id, provider_id, name: name.into(), input })
         ),
         3 => (arb_id(), proptest::collection::vec(result_part, 0..3), any::<bool>()).prop_map(
@@ -1930,8 +1956,9 @@ fn arb_turns() -> impl Strategy<Value = Vec<Turn>> {
             Just("gemini"),
             Just("openai")
         ]),
+        any::<bool>(),
     )
-        .prop_map(|(is_user, parts, provider)| {
+        .prop_map(|(is_user, parts, provider, item_ids)| {
             // Keep parts that fit the role most of the time, so that generated conversations are
             // mostly valid and translation, not validation, is what gets exercised.
             let role = if is_user { Role::User } else { Role::Assistant };
@@ -1947,6 +1974,26 @@ fn arb_turns() -> impl Strategy<Value = Vec<Turn>> {
                 .collect();
             let mut turn = Turn::new(role, parts);
             turn.provider = provider.map(Into::into);
+            if item_ids {
+                // Responses item ids as its reader records them: one message id for the texts.
+                let (mut reasoning, mut messages) =
+                    (serde_json::Map::new(), serde_json::Map::new());
+                for (p, part) in turn.parts.iter().enumerate() {
+                    match part {
+                        Part::Thinking(_) => {
+                            reasoning.insert(p.to_string(), json!(format!("rs_{p}")));
+                        }
+                        Part::Text { .. } => {
+                            messages.insert(p.to_string(), json!("msg_1"));
+                        }
+                        _ => {}
+                    }
+                }
+                turn.meta
+                    .insert(translate::REASONING_IDS_META.into(), reasoning.into());
+                turn.meta
+                    .insert(translate::MESSAGE_IDS_META.into(), messages.into());
+            }
             turn
         });
     proptest::collection::vec(turn, 0..7).prop_map(|mut turns| {
@@ -2000,6 +2047,29 @@ fn arb_backend() -> impl Strategy<Value = (Backend, Options)> {
     })
 }
 
+/// The property every translation holds: it succeeds, reads back, is a fixed point, and when
+/// nothing was reported lost it gives the input back.
+fn check_translation(
+    turns: &[Turn],
+    backend: &Backend,
+    options: &Options,
+) -> Result<(), TestCaseError> {
+    // Generated turns are valid and no assistant block repeats a call id: translation must succeed.
+    let out = translate::to_messages(turns, backend, options);
+    prop_assert!(out.is_ok(), "{:?}", out.err());
+    let out = out.unwrap();
+    let back = translate::from_messages(&out.value, backend, options);
+    prop_assert!(back.is_ok(), "{:?}\n{}", back.err(), out.value);
+    let back = back.unwrap();
+    prop_assert!(back.is_lossless());
+    if out.is_lossless() {
+        prop_assert_eq!(shape(&back.value.turns), shape(turns), "{}", out.value);
+    }
+    let again = translate::to_messages(&back.value.turns, backend, options).unwrap();
+    prop_assert_eq!(&again.value, &out.value);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -2007,19 +2077,7 @@ proptest! {
     /// nothing was reported lost it gives the input back.
     #[test]
     fn translation_is_clean_and_lossless_means_identity(turns in arb_turns(), (backend, options) in arb_backend()) {
-        // Generated turns are valid and no assistant block repeats a call id: translation must succeed.
-        let out = translate::to_messages(&turns, &backend, &options);
-        prop_assert!(out.is_ok(), "{:?}", out.err());
-        let out = out.unwrap();
-        let back = translate::from_messages(&out.value, &backend, &options);
-        prop_assert!(back.is_ok(), "{:?}\n{}", back.err(), out.value);
-        let back = back.unwrap();
-        prop_assert!(back.is_lossless());
-        if out.is_lossless() {
-            prop_assert_eq!(shape(&back.value.turns), shape(&turns), "{}", out.value);
-        }
-        let again = translate::to_messages(&back.value.turns, &backend, &options).unwrap();
-        prop_assert_eq!(&again.value, &out.value);
+        check_translation(&turns, &backend, &options)?;
     }
 }
 
@@ -2063,11 +2121,15 @@ fn an_imported_call_translates_without_spurious_losses_or_ids_providers_refuse()
     assert!(call.get("id").is_none(), "{call}");
     assert_eq!(call["call_id"], "toolu_01A");
 
-    // Its own id goes with the reasoning item it followed, and only then.
-    let own = |with_reasoning: bool| {
+    // Its own id goes with the reasoning item it followed, sent by id too, and only then.
+    let own = |reasoning: Option<&str>| {
         let mut parts = Vec::new();
-        if with_reasoning {
+        let mut turn_meta = serde_json::Map::new();
+        if let Some(id) = reasoning {
             parts.push(signed("openai", "gpt-5", "plan", "enc"));
+            if !id.is_empty() {
+                turn_meta.insert(translate::REASONING_IDS_META.into(), json!({"0": id}));
+            }
         }
         parts.push(Part::ToolCall(ToolCall {
             id: "call_1".into(),
@@ -2075,9 +2137,11 @@ fn an_imported_call_translates_without_spurious_losses_or_ids_providers_refuse()
             name: "Bash".into(),
             input: json!({"command": "ls"}),
         }));
+        let mut turn = assistant(parts);
+        turn.meta = turn_meta;
         vec![
             user(vec![text("q")]),
-            assistant(parts),
+            turn,
             user(vec![result("call_1", "a.rs", false)]),
         ]
     };
@@ -2098,13 +2162,16 @@ fn an_imported_call_translates_without_spurious_losses_or_ids_providers_refuse()
             .unwrap();
         (call, out.losses)
     };
-    let (call, losses) = sent(&own(true));
+    let (call, losses) = sent(&own(Some("rs_1")));
     assert_eq!(call["id"], "fc_1");
     assert!(losses.is_empty(), "{losses:#?}");
-    let (call, losses) = sent(&own(false));
-    assert!(call.get("id").is_none(), "{call}");
-    assert_eq!(losses.len(), 1);
-    assert_eq!(losses[0].kind, LossKind::Dropped);
+    for reasoning in [None, Some("")] {
+        // No reasoning item, or one whose id is not known: the call goes without its id.
+        let (call, losses) = sent(&own(reasoning));
+        assert!(call.get("id").is_none(), "{call}");
+        assert_eq!(losses.len(), 1, "{losses:#?}");
+        assert_eq!(losses[0].kind, LossKind::Dropped);
+    }
 }
 
 #[test]
@@ -2255,4 +2322,551 @@ fn gemini_gets_no_empty_text_and_gemini_3_signs_foreign_calls_by_default() {
         "{:?}",
         back[1].parts
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Responses item ids
+
+/// Type and item id of every assistant-side item of Responses `input`, in order.
+fn assistant_item_ids(input: &Value) -> Vec<(String, Option<String>)> {
+    input
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] != "function_call_output" && i["role"] != "user")
+        .map(|i| {
+            let id = i.get("id").and_then(Value::as_str).map(str::to_owned);
+            (i["type"].as_str().unwrap().to_owned(), id)
+        })
+        .collect()
+}
+
+fn ids_of(list: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+    list.iter()
+        .map(|(kind, id)| ((*kind).to_owned(), id.map(str::to_owned)))
+        .collect()
+}
+
+#[test]
+fn responses_item_ids_go_back_for_a_whole_reasoning_group_or_not_at_all() {
+    let fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures_dir().join("openai_responses/from_native.json")).unwrap(),
+    )
+    .unwrap();
+    let input = &fixture["provider"]["input"];
+    let gpt = backend(Format::OpenaiResponses, "gpt-5");
+    let options = Options::default();
+    let read = translate::from_messages(input, &gpt, &options)
+        .unwrap()
+        .value
+        .turns;
+    let all = ids_of(&[
+        ("reasoning", Some("rs_1")),
+        ("message", Some("msg_1")),
+        ("function_call", Some("fc_1")),
+    ]);
+    let written = translate::to_messages(&read, &gpt, &options).unwrap();
+    assert!(written.is_lossless(), "{:#?}", written.losses);
+    assert_eq!(assistant_item_ids(&written.value), all, "{}", written.value);
+    let message = &written.value[2];
+    assert_eq!(message["status"], "completed", "{message}");
+    assert_eq!(
+        message["content"],
+        json!([{"type": "output_text", "text": "Calling.", "annotations": []}])
+    );
+
+    // One item per turn, as `Memory::record_message` records them: the group spans the turns.
+    let mut per_item = Vec::new();
+    for item in input.as_array().unwrap() {
+        if item["role"] != "developer" {
+            let one = translate::from_messages(&json!([item]), &gpt, &options).unwrap();
+            per_item.extend(one.value.turns);
+        }
+    }
+    assert_eq!(per_item.len(), 5);
+    let written = translate::to_messages(&per_item, &gpt, &options).unwrap();
+    assert_eq!(assistant_item_ids(&written.value), all, "{}", written.value);
+
+    // One id of the group unknown (a message recorded before message ids were kept): none of
+    // the group's ids is sent, and the call's is reported.
+    let none = ids_of(&[
+        ("reasoning", None),
+        ("message", None),
+        ("function_call", None),
+    ]);
+    let mut older = read.clone();
+    older[1].meta.remove(translate::MESSAGE_IDS_META);
+    let written = translate::to_messages(&older, &gpt, &options).unwrap();
+    assert_eq!(
+        assistant_item_ids(&written.value),
+        none,
+        "{}",
+        written.value
+    );
+    assert_eq!(written.value[2]["content"], "Calling.");
+    assert_eq!(written.losses.len(), 1, "{:#?}", written.losses);
+    assert_eq!(written.losses[0].kind, LossKind::Dropped);
+    assert!(
+        written.losses[0].what.contains("\"fc_1\""),
+        "{:?}",
+        written.losses[0]
+    );
+
+    // Text from another provider in the group is an item without an id, too.
+    let mut mixed = read.clone();
+    mixed[1].parts.insert(
+        2,
+        signed("anthropic", "claude-x", "their plan", "sig-anthropic"),
+    );
+    let as_text = Options {
+        foreign_thinking: ForeignThinking::AsText,
+        ..Options::default()
+    };
+    let written = translate::to_messages(&mixed, &gpt, &as_text).unwrap();
+    assert!(
+        assistant_item_ids(&written.value)
+            .iter()
+            .all(|(_, id)| id.is_none()),
+        "{}",
+        written.value
+    );
+
+    // A reasoning item with nothing after it in its run goes without its id.
+    let mut alone = read[1].clone();
+    alone.parts.truncate(1);
+    let turns = vec![read[0].clone(), alone, user(vec![text("and?")])];
+    let written = translate::to_messages(&turns, &gpt, &options).unwrap();
+    assert_eq!(
+        assistant_item_ids(&written.value),
+        ids_of(&[("reasoning", None)])
+    );
+
+    // Texts of one message recorded in two turns go back as one item: the second turn is
+    // reported as merged, as it reads back.
+    let mut halves = vec![read[1].clone(), read[1].clone()];
+    for half in &mut halves {
+        half.parts.retain(|p| matches!(p, Part::Text { .. }));
+        half.meta.clear();
+        half.meta
+            .insert(translate::MESSAGE_IDS_META.into(), json!({"0": "msg_1"}));
+    }
+    let written = translate::to_messages(&halves, &gpt, &options).unwrap();
+    assert_eq!(written.losses.len(), 1, "{:#?}", written.losses);
+    assert_eq!(written.losses[0].kind, LossKind::Merged);
+
+    // For `store: false` requests no item id is sent at all.
+    let stateless = Options {
+        responses_item_ids: false,
+        ..Options::default()
+    };
+    let written = translate::to_messages(&read, &gpt, &stateless).unwrap();
+    assert_eq!(
+        assistant_item_ids(&written.value),
+        none,
+        "{}",
+        written.value
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases long property-test runs found
+
+#[test]
+fn gemini_an_empty_signature_ending_a_model_turn_before_the_calls_translates_back_the_same() {
+    // Found around 30k cases: the earlier turn's signature was written as an empty thought
+    // of its own, which reads back in the merged turn and rides on the call the next time.
+    let empty_signed = Part::Thinking(Thinking {
+        text: String::new(),
+        signature: Some(Signature {
+            provider: "gemini".into(),
+            model: None,
+            value: String::new(),
+        }),
+        redacted: false,
+    });
+    let turns = vec![
+        assistant(vec![empty_signed.clone()]),
+        assistant(vec![call("a", "Read", json!({"path": "a.rs"}))]),
+    ];
+    let options = Options {
+        gemini_call_ids: false,
+        ..Options::default()
+    };
+    let gemini = Backend::new(Format::Gemini);
+    check_translation(&turns, &gemini, &options).unwrap();
+    let out = translate::to_messages(&turns, &gemini, &options).unwrap();
+    assert_eq!(
+        out.value,
+        json!([{"role": "model", "parts": [
+            {"functionCall": {"name": "Read", "args": {"path": "a.rs"}}, "thoughtSignature": ""}
+        ]}])
+    );
+    // A signature that cannot ride (the calls' turn starts with a thought of its own) stays an
+    // empty thought, and that too reads back and is written the same.
+    let turns = vec![
+        assistant(vec![text("plan"), empty_signed]),
+        assistant(vec![
+            signed("gemini", "m", "think", "sig-t"),
+            call("a", "Read", json!({})),
+        ]),
+    ];
+    check_translation(&turns, &gemini, &options).unwrap();
+    let gemini_3 = Backend::new(Format::Gemini).with_model("gemini-3-pro");
+    check_translation(&turns[1..], &gemini_3, &options).unwrap();
+}
+
+#[test]
+fn a_provider_id_equal_to_the_call_id_is_no_provider_id_on_every_backend() {
+    // Found around 20k cases: importers write `provider_id` = `id`, which no format carries
+    // apart from the id; it reads back as none, and the contract counts both as the same.
+    let turns = vec![
+        user(vec![text("go")]),
+        assistant(vec![imported_call("a", "Read", json!({}))]),
+    ];
+    for format in Format::ALL {
+        let b = backend(format, "m");
+        check_translation(&turns, &b, &Options::default()).unwrap();
+        let out = translate::to_messages(&turns, &b, &Options::default()).unwrap();
+        assert!(out.is_lossless(), "{format}: {:#?}", out.losses);
+        let back = translate::from_messages(&out.value, &b, &Options::default()).unwrap();
+        assert!(
+            matches!(&back.value.turns[1].parts[..], [Part::ToolCall(c)] if c.provider_id.is_none()),
+            "{format}: {:?}",
+            back.value.turns[1]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini function responses with images
+
+fn url_image(url: &str) -> ToolResultPart {
+    ToolResultPart::Image(Image {
+        media_type: None,
+        source: ImageSource::Url { url: url.into() },
+    })
+}
+
+#[test]
+fn gemini_responses_to_parallel_calls_stay_together_with_their_images_after_them() {
+    let turns = vec![
+        user(vec![text("compare the two screens")]),
+        assistant(vec![
+            call("a", "Screenshot", json!({"screen": 1})),
+            call("b", "Screenshot", json!({"screen": 2})),
+            call("c", "Read", json!({"path": "notes.md"})),
+        ]),
+        user(vec![
+            Part::ToolResult(ToolResult {
+                call_id: "a".into(),
+                parts: vec![
+                    ToolResultPart::Text {
+                        text: "screen 1".into(),
+                    },
+                    url_image("https://example.com/a1.png"),
+                    url_image("https://example.com/a2.png"),
+                ],
+                is_error: false,
+            }),
+            result("b", "screen 2 is off", true),
+            Part::ToolResult(ToolResult {
+                call_id: "c".into(),
+                parts: vec![url_image("https://example.com/c.png")],
+                is_error: false,
+            }),
+            Part::Image(png()),
+        ]),
+    ];
+    let (value, back) = round_trip(&turns, &Backend::new(Format::Gemini), &Options::default());
+    let kinds: Vec<&str> = value[2]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let map = p.as_object().unwrap();
+            ["functionResponse", "inlineData", "fileData", "text"]
+                .into_iter()
+                .find(|k| map.contains_key(*k))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "functionResponse",
+            "functionResponse",
+            "functionResponse",
+            "fileData",
+            "fileData",
+            "fileData",
+            "inlineData"
+        ],
+        "{}",
+        value[2]
+    );
+    assert_eq!(
+        value[2]["parts"][0]["functionResponse"]["response"]["attached_images"],
+        2
+    );
+    assert!(
+        value[2]["parts"][1]["functionResponse"]["response"]
+            .get("attached_images")
+            .is_none()
+    );
+    assert_eq!(
+        value[2]["parts"][2]["functionResponse"]["response"]["attached_images"],
+        1
+    );
+    assert_eq!(shape(&back), shape(&turns));
+
+    // What an older codeoid wrote, each response's images right after it, reads the same.
+    let older = json!([
+        {"role": "model", "parts": [
+            {"functionCall": {"id": "a", "name": "Screenshot", "args": {}}},
+            {"functionCall": {"id": "b", "name": "Read", "args": {}}}
+        ]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"id": "a", "name": "Screenshot",
+                "response": {"output": "shot", "attached_images": 1}}},
+            {"fileData": {"fileUri": "https://example.com/a.png"}},
+            {"functionResponse": {"id": "b", "name": "Read", "response": {"output": "text"}}},
+            {"text": "and this one"},
+            {"fileData": {"fileUri": "https://example.com/mine.png"}}
+        ]}
+    ]);
+    let read = translate::from_messages(&older, &Backend::new(Format::Gemini), &Options::default())
+        .unwrap();
+    assert!(read.is_lossless(), "{:#?}", read.losses);
+    let parts = &read.value.turns[1].parts;
+    assert!(
+        matches!(&parts[..], [
+            Part::ToolResult(a), Part::ToolResult(b), Part::Text { .. }, Part::Image(_)
+        ] if a.parts.len() == 2 && b.parts.len() == 1),
+        "{parts:#?}"
+    );
+}
+
+#[test]
+fn gemini_3_media_inside_a_function_response_reads_into_the_result() {
+    let contents = |nested: Value| {
+        json!([
+            {"role": "model", "parts": [{"functionCall": {"id": "s", "name": "Screenshot", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {
+                "id": "s", "name": "Screenshot",
+                "response": {"output": "captured"},
+                "parts": nested
+            }}]}
+        ])
+    };
+    let gemini = Backend::new(Format::Gemini).with_model("gemini-3-pro-preview");
+    let options = Options::default();
+    let read = translate::from_messages(
+        &contents(json!([
+            {"inlineData": {"mimeType": "image/png", "data": PNG}},
+            {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://example.com/b.jpg", "displayName": "b.jpg"}}
+        ])),
+        &gemini,
+        &options,
+    )
+    .unwrap();
+    let Part::ToolResult(result) = &read.value.turns[1].parts[0] else {
+        panic!("{:?}", read.value.turns[1]);
+    };
+    assert_eq!(
+        result.parts,
+        [
+            ToolResultPart::Text {
+                text: "captured".into()
+            },
+            ToolResultPart::Image(png()),
+            ToolResultPart::Image(Image {
+                media_type: Some("image/jpeg".into()),
+                source: ImageSource::Url {
+                    url: "https://example.com/b.jpg".into()
+                },
+            }),
+        ]
+    );
+    // The display name has no canonical place: reported.
+    assert_eq!(read.losses.len(), 1, "{:#?}", read.losses);
+    assert_eq!(read.losses[0].kind, LossKind::Dropped);
+    assert!(read.losses[0].what.contains("\"b.jpg\""));
+    // Written back, the images follow the response as siblings.
+    let out = translate::to_messages(&read.value.turns, &gemini, &options).unwrap();
+    assert_eq!(out.value[1]["parts"].as_array().unwrap().len(), 3);
+
+    // Media other than images is unknown content, also inside a function response.
+    let pdf =
+        contents(json!([{"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0="}}]));
+    let err = translate::from_messages(&pdf, &gemini, &options).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(
+        err.message()
+            .contains("contents[1].parts[0].functionResponse.parts[0]"),
+        "{err}"
+    );
+    let read = translate::from_messages(&pdf, &gemini, &skip_unknown()).unwrap();
+    assert_eq!(read.losses.len(), 1);
+    assert_eq!(read.losses[0].kind, LossKind::Dropped);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic tool loops without native thinking
+
+fn flagged_turns(turns: &[Turn]) -> Vec<String> {
+    let out = translate::to_messages(
+        turns,
+        &backend(Format::Anthropic, "claude-sonnet-4-5"),
+        &Options::default(),
+    )
+    .unwrap();
+    out.losses
+        .iter()
+        .filter(|l| l.kind == LossKind::NeedsThinkingOff)
+        .map(|l| l.location.to_string())
+        .collect()
+}
+
+fn made_by(provider: &str, parts: Vec<Part>) -> Turn {
+    let mut turn = assistant(parts);
+    turn.provider = Some(provider.into());
+    turn
+}
+
+#[test]
+fn anthropic_history_ending_inside_a_tool_loop_without_native_thinking_needs_thinking_off() {
+    let prompt = user(vec![text("read a.rs")]);
+    let read = call("c1", "Read", json!({"file_path": "a.rs"}));
+    let answered = user(vec![result("c1", "fn a() {}", false)]);
+    let gpt = made_by(
+        "openai",
+        vec![signed("openai", "gpt-5", "plan", "enc"), read.clone()],
+    );
+    // Ending on the results, or on the calls whose results come next: flagged, once.
+    let on_results = vec![prompt.clone(), gpt.clone(), answered.clone()];
+    assert_eq!(flagged_turns(&on_results), ["turn 1"]);
+    assert_eq!(flagged_turns(&on_results[..2]), ["turn 1"]);
+    // The loop has ended (an answer, or a new prompt): the next request opens a new turn.
+    let closed = made_by("openai", vec![text("a() is empty")]);
+    assert!(flagged_turns(&[on_results.clone(), vec![closed.clone()]].concat()).is_empty());
+    let next = [
+        on_results.clone(),
+        vec![closed, user(vec![text("and b.rs?")])],
+    ]
+    .concat();
+    assert!(flagged_turns(&next).is_empty());
+    // Another provider's turn without thinking, and native thinking that does not come first.
+    let plain = made_by("openai", vec![read.clone()]);
+    assert_eq!(
+        flagged_turns(&[prompt.clone(), plain, answered.clone()]),
+        ["turn 1"]
+    );
+    let late = made_by(
+        "anthropic",
+        vec![
+            text("Reading."),
+            signed("anthropic", "claude-sonnet-4-5", "plan", "sig"),
+            read.clone(),
+        ],
+    );
+    assert_eq!(
+        flagged_turns(&[prompt.clone(), late, answered.clone()]),
+        ["turn 1"]
+    );
+
+    // Native thinking first, or an Anthropic turn made with thinking off: nothing to report.
+    let claude = made_by(
+        "anthropic",
+        vec![
+            signed("anthropic", "claude-sonnet-4-5", "plan", "sig"),
+            read.clone(),
+        ],
+    );
+    assert!(flagged_turns(&[prompt.clone(), claude.clone(), answered.clone()]).is_empty());
+    let no_thinking = made_by("anthropic", vec![read.clone()]);
+    assert!(flagged_turns(&[prompt.clone(), no_thinking, answered.clone()]).is_empty());
+    // The turn starts at the prompt: a later step of the loop need not think again.
+    let step = made_by(
+        "anthropic",
+        vec![call("c2", "Read", json!({"file_path": "b.rs"}))],
+    );
+    let loop_turns = vec![
+        prompt.clone(),
+        claude,
+        answered.clone(),
+        step,
+        user(vec![result("c2", "fn b() {}", false)]),
+    ];
+    assert!(flagged_turns(&loop_turns).is_empty());
+    // But a loop that started on another provider is flagged at its first assistant message.
+    let mut mixed = loop_turns;
+    mixed[1] = gpt;
+    assert_eq!(flagged_turns(&mixed), ["turn 1"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Provider file references
+
+#[test]
+fn file_references_go_only_to_the_provider_that_stores_them() {
+    const ANTHROPIC: &str = "file_011CNha8iCJcU1wXNR6q4V8w";
+    const OPENAI: &str = "file-6F2ksmvXxt4VdoqmHRw6kL";
+    const GEMINI: &str = "https://generativelanguage.googleapis.com/v1beta/files/abc-123";
+    const UNKNOWN: &str = "gs://bucket/a.png";
+    let file = |id: &str| Image {
+        media_type: None,
+        source: ImageSource::File { file_id: id.into() },
+    };
+    let turns = vec![
+        user(vec![
+            text("compare"),
+            Part::Image(file(ANTHROPIC)),
+            Part::Image(file(OPENAI)),
+            Part::Image(file(GEMINI)),
+            Part::Image(file(UNKNOWN)),
+        ]),
+        assistant(vec![call("s", "Screenshot", json!({}))]),
+        user(vec![Part::ToolResult(ToolResult {
+            call_id: "s".into(),
+            parts: vec![
+                ToolResultPart::Text {
+                    text: "shot".into(),
+                },
+                ToolResultPart::Image(file(ANTHROPIC)),
+            ],
+            is_error: false,
+        })]),
+    ];
+    for (format, own) in [
+        (Format::Anthropic, ANTHROPIC),
+        (Format::OpenaiResponses, OPENAI),
+        (Format::Gemini, GEMINI),
+    ] {
+        let out =
+            translate::to_messages(&turns, &Backend::new(format), &Options::default()).unwrap();
+        let sent = out.value.to_string();
+        for id in [ANTHROPIC, OPENAI, GEMINI] {
+            assert_eq!(sent.contains(id), id == own, "{format}: {id} in {sent}");
+        }
+        assert!(
+            sent.contains(UNKNOWN),
+            "{format}: an unknown issuer is sent: {sent}"
+        );
+        let dropped: Vec<String> = out
+            .losses
+            .iter()
+            .filter(|l| l.kind == LossKind::Dropped && l.what.contains("cannot resolve"))
+            .map(|l| l.location.to_string())
+            .collect();
+        let expected: Vec<String> = [(ANTHROPIC, 1), (OPENAI, 2), (GEMINI, 3)]
+            .into_iter()
+            .filter(|(id, _)| *id != own)
+            .map(|(_, part)| format!("turn 0 part {part}"))
+            .chain((own != ANTHROPIC).then(|| "turn 2 part 0".to_owned()))
+            .collect();
+        assert_eq!(dropped, expected, "{format}: {:#?}", out.losses);
+    }
+    // On its own provider a file reference is lossless.
+    let own = vec![user(vec![Part::Image(file(ANTHROPIC))])];
+    round_trip(&own, &Backend::new(Format::Anthropic), &Options::default());
 }

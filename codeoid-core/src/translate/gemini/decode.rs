@@ -3,19 +3,21 @@
 //! A `thoughtSignature` on a non-thought part becomes an empty signed [`Thinking`] right before
 //! that part; the configured placeholder signature is ignored. Calls without ids get
 //! `gemini_call_{content}_{part}`; responses pair by id, else with the first unanswered call of the
-//! same name in the preceding model content. Responses in codeoid's `output`/`error` shape are
-//! decoded (with their `attached_images`); any other object reads back as its JSON text, reported
-//! as changed. `inlineData` / `fileData` parts are images; media of another type (a PDF, a video)
-//! is unknown content: an error, or dropped with `skip_unknown`.
+//! same name in the preceding model content; `responses` reads the responses themselves and says
+//! which sibling images are theirs. `inlineData` / `fileData` parts are images; media of another
+//! type (a PDF, a video) is unknown content: an error, or dropped with `skip_unknown`.
+
+use std::collections::VecDeque;
 
 use serde_json::{Map, Value};
 
 use crate::canonical::{
-    Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResult, ToolResultPart, Turn,
+    Image, ImageSource, Part, Role, Signature, Thinking, ToolCall, ToolResultPart, Turn,
 };
 use crate::error::{Error, Result};
 
-use super::{ATTACHED_IMAGES_KEY, is_url};
+use super::is_url;
+use super::responses::decode_response;
 use crate::translate::arguments;
 use crate::translate::backend::{Backend, GEMINI_SKIP_SIGNATURE, Options};
 use crate::translate::ids;
@@ -61,11 +63,29 @@ pub(crate) fn decode(
         let parts_path = format!("{path}.parts");
         let raw = read::array(map.get("parts").unwrap_or(&Value::Null), &parts_path)?;
         let mut parts = Vec::with_capacity(raw.len());
+        // Results still owed attached images, in order: (index in `parts`, images left).
+        let mut owed: VecDeque<(usize, usize)> = VecDeque::new();
         let mut p = 0;
         while p < raw.len() {
             let part_path = format!("{parts_path}[{p}]");
             let part = read::object(&raw[p], &part_path)?;
             p += 1;
+            if let Some((index, left)) = owed.front_mut() {
+                if let (Some(Part::ToolResult(result)), Some(Media::Image(image))) =
+                    (parts.get_mut(*index), decode_media(part, &part_path)?)
+                {
+                    result.parts.push(ToolResultPart::Image(image));
+                    *left -= 1;
+                    if *left == 0 {
+                        owed.pop_front();
+                    }
+                    continue;
+                }
+                // Anything but an image or another response ends the attribution.
+                if part.get("functionResponse").is_none() {
+                    owed.clear();
+                }
+            }
             let signature = read::opt_string(part, "thoughtSignature", &part_path)?
                 .or(read::opt_string(part, "thought_signature", &part_path)?)
                 .filter(|s| {
@@ -120,22 +140,18 @@ pub(crate) fn decode(
                 parts.push(Part::ToolCall(call));
             } else if let Some(response) = part.get("functionResponse") {
                 let response_path = format!("{part_path}.functionResponse");
-                let (mut result, attached) =
-                    decode_response(response, &response_path, &mut open, (c, p - 1), losses)?;
-                let mut taken = 0;
-                while taken < attached && p < raw.len() {
-                    let image_path = format!("{parts_path}[{p}]");
-                    // Anything but an image is left to the loop, which reports it.
-                    let Some(Media::Image(image)) =
-                        decode_media(read::object(&raw[p], &image_path)?, &image_path)?
-                    else {
-                        break;
-                    };
-                    result.parts.push(ToolResultPart::Image(image));
-                    taken += 1;
-                    p += 1;
-                }
+                let (result, attached) = decode_response(
+                    response,
+                    &response_path,
+                    &mut open,
+                    (c, p - 1),
+                    options,
+                    losses,
+                )?;
                 parts.push(Part::ToolResult(result));
+                if attached > 0 {
+                    owed.push_back((parts.len() - 1, attached));
+                }
             } else if options.skip_unknown {
                 losses.message(
                     c,
@@ -165,7 +181,7 @@ pub(crate) fn decode(
 }
 
 /// What an `inlineData` or `fileData` part holds.
-enum Media {
+pub(super) enum Media {
     /// An image (`image/*`, or a file without a declared type).
     Image(Image),
     /// Media of another type (a PDF, a video, audio): not canonical content.
@@ -177,7 +193,7 @@ fn is_image(mime: &str) -> bool {
         .is_some_and(|prefix| prefix.eq_ignore_ascii_case("image/"))
 }
 
-fn decode_media(part: &Map<String, Value>, path: &str) -> Result<Option<Media>> {
+pub(super) fn decode_media(part: &Map<String, Value>, path: &str) -> Result<Option<Media>> {
     if let Some(inline) = part.get("inlineData") {
         let inline_path = format!("{path}.inlineData");
         let inline = read::object(inline, &inline_path)?;
@@ -229,96 +245,4 @@ fn decode_call(call: &Value, path: &str, position: (usize, usize)) -> Result<Too
         name: read::string(map, "name", path)?.to_owned(),
         input,
     })
-}
-
-/// A result and the number of sibling image parts that belong to it.
-fn decode_response(
-    response: &Value,
-    path: &str,
-    open: &mut [(String, String, bool)],
-    position: (usize, usize),
-    losses: &mut Losses,
-) -> Result<(ToolResult, usize)> {
-    let map = read::object(response, path)?;
-    let name = read::string(map, "name", path)?;
-    let call_id = match read::opt_string(map, "id", path)? {
-        Some(id) => ids::canonical_id(id).into_owned(),
-        None => match open
-            .iter_mut()
-            .find(|(n, _, answered)| n == name && !answered)
-        {
-            Some((_, id, answered)) => {
-                *answered = true;
-                id.clone()
-            }
-            None => format!("gemini_response_{}_{}", position.0, position.1),
-        },
-    };
-    if let Some(entry) = open.iter_mut().find(|(_, id, _)| *id == call_id) {
-        entry.2 = true;
-    }
-    let body_path = format!("{path}.response");
-    let body = read::object(map.get("response").unwrap_or(&Value::Null), &body_path)?;
-    let (parts, is_error, attached) = match codeoid_shape(body) {
-        Some(shape) => shape,
-        None => {
-            losses.message(
-                position.0,
-                Some(position.1),
-                LossKind::Changed,
-                "function response that is not {\"output\" | \"error\": text} read as its JSON \
-                 text; it is written back as {\"output\": \"<that text>\"}",
-            );
-            (
-                vec![ToolResultPart::Text {
-                    text: Value::Object(body.clone()).to_string(),
-                }],
-                false,
-                0,
-            )
-        }
-    };
-    Ok((
-        ToolResult {
-            call_id,
-            parts,
-            is_error,
-        },
-        attached,
-    ))
-}
-
-/// Decodes `{"output" | "error": text or [texts], "attached_images": n}`; `None` for any other
-/// shape.
-fn codeoid_shape(body: &Map<String, Value>) -> Option<(Vec<ToolResultPart>, bool, usize)> {
-    if body
-        .keys()
-        .any(|k| !matches!(k.as_str(), "output" | "error" | ATTACHED_IMAGES_KEY))
-        || (body.contains_key("output") && body.contains_key("error"))
-    {
-        return None;
-    }
-    let attached = match body.get(ATTACHED_IMAGES_KEY) {
-        None => 0,
-        Some(n) => usize::try_from(n.as_u64()?).ok()?,
-    };
-    let (value, is_error) = match (body.get("output"), body.get("error")) {
-        (Some(v), None) => (Some(v), false),
-        (None, Some(v)) => (Some(v), true),
-        _ => (None, false),
-    };
-    let texts = match value {
-        None => Vec::new(),
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|i| i.as_str().map(str::to_owned))
-            .collect::<Option<Vec<_>>>()?,
-        Some(_) => return None,
-    };
-    let parts = texts
-        .into_iter()
-        .map(|text| ToolResultPart::Text { text })
-        .collect();
-    Some((parts, is_error, attached))
 }

@@ -12,13 +12,17 @@
 //!   [`Thinking`](crate::canonical::Thinking) with empty text carrying `Signature {provider:
 //!   "gemini"}`, placed right before the part it was attached to. Writing reverses that: an empty
 //!   native thinking rides on the next part of the same turn unless that part is a thought of its
-//!   own; thought parts carry their own signature.
-//! - **Results.** Gemini has no error flag and needs `response` to be an object: the documented
-//!   convention `{"output": text}` / `{"error": text}` is used (several texts become an array).
-//!   Images cannot go inside, so they follow the `functionResponse` as sibling parts and the
-//!   response says how many with `"attached_images": n`; reading back reattaches exactly those.
-//!   A response in any other shape (from a native Gemini client) reads back as its JSON text,
-//!   reported as changed.
+//!   own; thought parts carry their own signature. Model turns merged into the turn of their
+//!   calls (Gemini takes calls only right after a user turn) are merged before signatures are
+//!   placed, so the merged content reads back and is written again the same.
+//! - **Results** (`responses`). Gemini has no error flag and needs `response` to be an object: the
+//!   documented convention `{"output": text}` / `{"error": text}` is used (several texts become an
+//!   array). Images cannot go inside, so they follow the last `functionResponse` of the content
+//!   as sibling parts (the responses to parallel calls stay together) and each response says how
+//!   many are its own with `"attached_images": n`; reading back reattaches exactly those. Media
+//!   nested in a native response (`functionResponse.parts`) reads into the result. A response in
+//!   any other shape (from a native Gemini client) reads back as its JSON text, reported as
+//!   changed.
 //! - **Pairing.** Calls and responses carry ids unless [`Options::gemini_call_ids`] is off; without
 //!   ids, responses pair with the first unanswered call of the same name in the preceding model
 //!   content, and calls get the generated id `gemini_call_{content}_{part}`. `normalize` already
@@ -26,19 +30,22 @@
 //! - [`Options::gemini_missing_signature`] is put on the first call of a model content that has no
 //!   native signature (by default [`GEMINI_SKIP_SIGNATURE`] for Gemini 3 and later models), and
 //!   it and the documented placeholders are ignored when read back.
-//! - Empty text parts are not sent (Gemini rejects an empty text parameter).
+//! - Empty text parts are not sent (Gemini rejects an empty text parameter), nor files another
+//!   provider stores (`file_ref`).
 
 mod decode;
+mod responses;
 
 pub(crate) use decode::{GEMINI_GENERATED, decode};
 
 use serde_json::{Map, Value, json};
 
-use crate::canonical::{Image, ImageSource, Role, ToolCall, ToolResult, ToolResultPart, Turn};
+use crate::canonical::{Image, ImageSource, Role, ToolCall, Turn};
 
 use crate::translate::anthropic::note_provider_id;
 use crate::translate::arguments;
 use crate::translate::backend::{Backend, Format, GEMINI_SKIP_SIGNATURE, Options};
+use crate::translate::file_ref;
 use crate::translate::ids;
 use crate::translate::loss::{LossKind, Losses};
 use crate::translate::media;
@@ -73,11 +80,11 @@ pub(crate) fn encode(
     options: &Options,
     losses: &mut Losses,
 ) -> Vec<Value> {
-    let mut contents: Vec<Value> = Vec::with_capacity(plan.turns.len());
-    // The turn each content was written for.
-    let mut content_turns: Vec<usize> = Vec::with_capacity(plan.turns.len());
+    let mut contents: Vec<Content> = Vec::with_capacity(plan.turns.len());
     for turn in &plan.turns {
         let mut parts = Parts::default();
+        // `normalize` puts a user turn's results first: their parts lead the content.
+        responses::write(&turn.pieces, &mut parts, backend, options, losses);
         let mut first_call = true;
         for piece in &turn.pieces {
             let at = piece.at;
@@ -88,7 +95,9 @@ pub(crate) fn encode(
                     "empty text part; gemini rejects an empty text parameter",
                 ),
                 PieceKind::Text(text) => parts.push(json!({"text": text})),
-                PieceKind::Image(image) => parts.extend(image_part(image, at, losses)),
+                PieceKind::Image(image) => {
+                    parts.extend(image_part(image, backend, at, losses));
+                }
                 PieceKind::Thinking(t) => {
                     let owner = turns[at.0].provider.as_deref();
                     if thinking::classify(t, owner, backend, options) == Verdict::Foreign {
@@ -117,19 +126,16 @@ pub(crate) fn encode(
                 PieceKind::Call(call) => {
                     if first_call && parts.pending.is_none() {
                         parts.pending = missing_signature(backend, options);
+                        parts.pending_is_placeholder = parts.pending.is_some();
                     }
                     first_call = false;
                     parts.push(function_call(call, options, at, losses));
                 }
-                PieceKind::Result { result, name } => {
-                    let (response, images) = function_response(result, name, options, at, losses);
-                    parts.push(response);
-                    parts.extend(images);
-                }
+                // Written above.
+                PieceKind::Result { .. } => {}
             }
         }
-        parts.flush();
-        if parts.list.is_empty() {
+        if parts.list.is_empty() && parts.pending.is_none() {
             continue;
         }
         let role = match turn.role {
@@ -139,51 +145,69 @@ pub(crate) fn encode(
         // Gemini refuses a function call that follows a model turn (400: it must come right
         // after a user turn or function responses); a log can hold a model's text and its calls
         // as turns in a row. The run of model turns before the calls becomes one turn with
-        // them, which reads back as that one turn (so sending it again sends the same).
+        // them, which reads back as that one turn (so sending it again sends the same: a
+        // signature waiting at the end of an earlier turn rides on the calls' turn's first part,
+        // as it would in one turn).
         let calls = turn
             .pieces
             .iter()
             .any(|p| matches!(p.kind, PieceKind::Call(_)));
-        let mut list = parts.list;
         let mut index = turn.index;
         if role == "model" && calls {
-            while contents.last().is_some_and(|c| c["role"] == "model") {
-                let (Some(previous), Some(first)) = (contents.pop(), content_turns.pop()) else {
+            while contents.last().is_some_and(|c| c.role == "model") {
+                let Some(previous) = contents.pop() else {
                     break;
                 };
-                if let Value::Array(mut earlier) = previous["parts"].clone() {
-                    earlier.append(&mut list);
-                    list = earlier;
-                }
+                parts = previous.parts.followed_by(parts);
                 losses.turn(
                     index,
                     LossKind::Merged,
                     format!(
-                        "merged into model turn {first}: gemini takes a function call only \
-                         right after a user turn or function responses"
+                        "merged into model turn {}: gemini takes a function call only right \
+                         after a user turn or function responses",
+                        previous.index
                     ),
                 );
-                index = first;
+                index = previous.index;
             }
         }
-        contents.push(json!({"role": role, "parts": list}));
-        content_turns.push(index);
+        contents.push(Content { role, parts, index });
     }
     contents
+        .into_iter()
+        .map(|mut c| {
+            c.parts.flush();
+            json!({"role": c.role, "parts": c.parts.list})
+        })
+        .collect()
+}
+
+/// One content being written: its role, its parts (a signature may still wait for a next
+/// part) and the turn it was written for.
+struct Content {
+    role: &'static str,
+    parts: Parts,
+    index: usize,
 }
 
 /// Parts of one content, with a signature waiting for the next part.
 #[derive(Default)]
-struct Parts {
-    list: Vec<Value>,
+pub(super) struct Parts {
+    pub(super) list: Vec<Value>,
     pending: Option<String>,
+    /// The waiting signature is the configured placeholder, not a native one.
+    pending_is_placeholder: bool,
+    /// The first part's `thoughtSignature` is the placeholder.
+    placeholder_first: bool,
 }
 
 impl Parts {
-    fn push(&mut self, mut part: Value) {
+    pub(super) fn push(&mut self, mut part: Value) {
         if let (Some(signature), Value::Object(map)) = (self.pending.take(), &mut part) {
             map.insert("thoughtSignature".into(), json!(signature));
+            self.placeholder_first |= self.list.is_empty() && self.pending_is_placeholder;
         }
+        self.pending_is_placeholder = false;
         self.list.push(part);
     }
 
@@ -193,6 +217,7 @@ impl Parts {
             self.list
                 .push(json!({"text": "", "thought": true, "thoughtSignature": signature}));
         }
+        self.pending_is_placeholder = false;
     }
 
     /// A thought part never carries another part's signature.
@@ -201,9 +226,39 @@ impl Parts {
         self.list.push(part);
     }
 
-    fn extend(&mut self, parts: impl IntoIterator<Item = Value>) {
+    pub(super) fn extend(&mut self, parts: impl IntoIterator<Item = Value>) {
         for part in parts {
             self.push(part);
+        }
+    }
+
+    /// These parts, then `later`'s, as one content: a signature waiting at the end of these rides
+    /// on `later`'s first part, as it would have had both been written as one turn (over the
+    /// placeholder, which a native signature makes unneeded), unless that part is a thought or
+    /// has a signature of its own.
+    fn followed_by(mut self, mut later: Parts) -> Parts {
+        let mut rode = false;
+        if let Some(signature) = self.pending.take() {
+            match later.list.first_mut() {
+                Some(Value::Object(first))
+                    if first.get("thought") != Some(&Value::Bool(true))
+                        && (!first.contains_key("thoughtSignature") || later.placeholder_first) =>
+                {
+                    first.insert("thoughtSignature".into(), json!(signature));
+                    rode = true;
+                }
+                _ => self
+                    .list
+                    .push(json!({"text": "", "thought": true, "thoughtSignature": signature})),
+            }
+        }
+        let placeholder_first = self.list.is_empty() && !rode && later.placeholder_first;
+        self.list.append(&mut later.list);
+        Parts {
+            list: self.list,
+            pending: later.pending,
+            pending_is_placeholder: later.pending_is_placeholder,
+            placeholder_first,
         }
     }
 }
@@ -240,72 +295,21 @@ fn function_call(
     json!({"functionCall": body})
 }
 
-fn function_response(
-    result: &ToolResult,
-    name: &str,
-    options: &Options,
-    at: (usize, usize),
-    losses: &mut Losses,
-) -> (Value, Vec<Value>) {
-    let mut texts = Vec::new();
-    let mut images = Vec::new();
-    for part in &result.parts {
-        match part {
-            ToolResultPart::Text { text } => {
-                if !images.is_empty() {
-                    losses.part(
-                        at,
-                        LossKind::Moved,
-                        "tool result text after an image reads back before the images",
-                    );
-                }
-                texts.push(json!(text));
-            }
-            ToolResultPart::Image(image) => images.extend(image_part(image, at, losses)),
-        }
-    }
-    let mut response = Map::new();
-    let key = if result.is_error { "error" } else { "output" };
-    match texts.len() {
-        0 if result.is_error => {
-            losses.part(
-                at,
-                LossKind::Changed,
-                "error result without text reads back with an empty text",
-            );
-            response.insert(key.into(), json!(""));
-        }
-        0 => {}
-        1 => {
-            response.insert(key.into(), texts.swap_remove(0));
-        }
-        _ => {
-            response.insert(key.into(), Value::Array(texts));
-        }
-    }
-    if !images.is_empty() {
-        response.insert(ATTACHED_IMAGES_KEY.into(), json!(images.len()));
-    }
-    let mut body = Map::new();
-    if options.gemini_call_ids {
-        body.insert(
-            "id".into(),
-            json!(ids::send(Format::Gemini, &result.call_id, at, losses)),
-        );
-    }
-    body.insert("name".into(), json!(name));
-    body.insert("response".into(), Value::Object(response));
-    (json!({"functionResponse": body}), images)
-}
-
 /// Whether a `fileData.fileUri` reads back as a URL (rather than a provider file).
 fn is_url(uri: &str) -> bool {
     (uri.starts_with("https://") || uri.starts_with("http://"))
         && !uri.contains("generativelanguage.googleapis.com/")
 }
 
-fn image_part(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
-    if !media::accepts_declared(image, Format::Gemini, at, losses) {
+fn image_part(
+    image: &Image,
+    backend: &Backend,
+    at: (usize, usize),
+    losses: &mut Losses,
+) -> Option<Value> {
+    if !media::accepts_declared(image, Format::Gemini, at, losses)
+        || !file_ref::resolvable(image, backend, at, losses)
+    {
         return None;
     }
     let (uri, is_url_source) = match &image.source {

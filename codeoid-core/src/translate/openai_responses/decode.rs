@@ -2,8 +2,9 @@
 //!
 //! Assistant-side items (reasoning, function calls, assistant messages) join one assistant turn;
 //! `function_call_output` items open a user turn that the next user message joins and closes.
-//! Reasoning item ids go to the turn's meta under [`REASONING_IDS_META`]; function call item ids
-//! become `provider_id`s; errors are recovered from the error marker. System and developer messages
+//! Reasoning and assistant message item ids go to the turn's meta under [`REASONING_IDS_META`]
+//! and [`MESSAGE_IDS_META`] (a message's `status` is not kept: writing sends `completed`);
+//! function call item ids become `provider_id`s; errors are recovered from the error marker. System and developer messages
 //! become the system prompt (reported as moved when they come after the first turn); output parts
 //! of unknown types (`input_file`) are errors or, with `skip_unknown`, dropped.
 
@@ -14,7 +15,7 @@ use crate::canonical::{
 };
 use crate::error::{Error, Result};
 
-use super::{REASONING_IDS_META, marked_list};
+use super::{MESSAGE_IDS_META, REASONING_IDS_META, marked_list};
 use crate::translate::Conversation;
 use crate::translate::arguments;
 use crate::translate::backend::{Backend, Options};
@@ -62,14 +63,7 @@ pub(crate) fn decode(
                 let part = reasoning_part(map, &path, backend)?;
                 let turn = reader.assistant();
                 if let Some(id) = read::opt_string(map, "id", &path)? {
-                    let index = turn.parts.len().to_string();
-                    let ids = turn
-                        .meta
-                        .entry(REASONING_IDS_META)
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    if let Value::Object(ids) = ids {
-                        ids.insert(index, json!(id));
-                    }
+                    note_id(turn, REASONING_IDS_META, turn.parts.len(), id);
                 }
                 turn.parts.push(part);
             }
@@ -157,7 +151,17 @@ impl Reader<'_> {
         let parts = message_parts(map, path, i, options, losses)?;
         match role {
             "user" => self.user(false).parts.extend(parts),
-            "assistant" => self.assistant().parts.extend(parts),
+            "assistant" => {
+                let id = read::opt_string(map, "id", path)?;
+                let turn = self.assistant();
+                for part in parts {
+                    // Every text of the message has its id, so that they go back as one item.
+                    if let (Some(id), Part::Text { .. }) = (id, &part) {
+                        note_id(turn, MESSAGE_IDS_META, turn.parts.len(), id);
+                    }
+                    turn.parts.push(part);
+                }
+            }
             "system" | "developer" => {
                 if !self.turns.is_empty() {
                     losses.message(i, None, LossKind::Moved, moved_system(role));
@@ -175,6 +179,17 @@ impl Reader<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Records item `id` of part `index` in `turn`'s meta under `key`.
+fn note_id(turn: &mut Turn, key: &str, index: usize, id: &str) {
+    let ids = turn
+        .meta
+        .entry(key)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(ids) = ids {
+        ids.insert(index.to_string(), json!(id));
     }
 }
 

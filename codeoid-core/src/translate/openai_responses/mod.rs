@@ -2,25 +2,33 @@
 //!
 //! Responses has no messages-with-parts for the model's side: `input` is a flat list of items.
 //! An assistant turn becomes, in order, `reasoning` items (signed thinking: `encrypted_content`
-//! plus the text as one `summary_text`), `message` items with `role: "assistant"` and a string
-//! `content` (one per text part, so part boundaries survive), and `function_call` items (`call_id`
-//! is the canonical id, `id` the [`provider_id`](crate::canonical::ToolCall::provider_id)). A user
-//! turn becomes one `function_call_output` per result, in call order, then one `message` with
+//! plus the text as one `summary_text`), `message` items with `role: "assistant"` (one per text
+//! part, so part boundaries survive, unless the parts were read from one message whose id is
+//! sent back), and `function_call` items (`call_id` is the canonical id, `id` the
+//! [`provider_id`](crate::canonical::ToolCall::provider_id)). A user turn becomes one
+//! `function_call_output` per result, in call order, then one `message` with
 //! `input_text`/`input_image` parts.
 //!
-//! Reasoning item ids (`rs_…`) have no canonical field: reading back stores them in the turn's
-//! meta under [`REASONING_IDS_META`] (`{"<part index>": "rs_…"}`), and writing sends them from there.
-//! Without one the `id` is omitted, as stateless clients send it (the SDK type marks it required).
+//! Item ids (`rs_…`, `msg_…`, `fc_…`): reading back keeps reasoning and message ids in the turn's
+//! meta ([`REASONING_IDS_META`], [`MESSAGE_IDS_META`]: `{"<part index>": "…"}`) and call ids as
+//! `provider_id`s. Writing sends the ids of a reasoning item and the items after it all together
+//! or not at all (`item_ids` explains why); without ids OpenAI resumes the reasoning from its
+//! `encrypted_content`.
 //!
 //! Reading back groups items into turns: assistant-side items (reasoning, calls, assistant messages)
 //! join one assistant turn; outputs open a user turn that the next user message joins and closes.
 //! So consecutive assistant turns, and a results-only turn followed by a user turn, are reported as
 //! merged. Errors are encoded with the [`ERROR_MARKER`] as in Chat; outputs with images use the
-//! part-list form. Responses cannot carry assistant images, unsigned or foreign thinking.
+//! part-list form. Responses cannot carry assistant images, unsigned or foreign thinking, or files
+//! another provider stores (`file_ref`).
 
 mod decode;
+mod item_ids;
 
 pub(crate) use decode::decode;
+pub use item_ids::{MESSAGE_IDS_META, REASONING_IDS_META};
+
+use item_ids::{Run, meta_id};
 
 use serde_json::{Map, Value, json};
 
@@ -30,15 +38,13 @@ use crate::canonical::{
 
 use crate::translate::arguments;
 use crate::translate::backend::{Backend, Format, Options};
+use crate::translate::file_ref;
 use crate::translate::ids;
 use crate::translate::loss::{LossKind, Losses};
 use crate::translate::media;
 use crate::translate::normalize::{PieceKind, Plan};
 use crate::translate::thinking::{self, Verdict};
 use crate::translate::tool_error::{self, ERROR_MARKER};
-
-/// The [`Turn::meta`] key holding Responses reasoning item ids by part index.
-pub const REASONING_IDS_META: &str = "openai_reasoning_ids";
 
 /// Writes the planned turns as Responses input items.
 pub(crate) fn encode(
@@ -49,43 +55,44 @@ pub(crate) fn encode(
     losses: &mut Losses,
 ) -> Vec<Value> {
     let mut items = Vec::with_capacity(plan.turns.len() * 2);
+    // The assistant-side items since the last user item: their ids are decided together.
+    let mut run = Run::default();
     // Role of the last turn that wrote items, and whether it left a user turn open.
     let mut previous: Option<(Role, bool)> = None;
     for turn in &plan.turns {
-        let before = items.len();
+        let before = items.len() + run.taken();
         let mut left_open = false;
-        // Whether this turn sent a reasoning item: a call's own `fc_…` id goes with it.
-        let mut reasoned = false;
         for piece in &turn.pieces {
             let at = piece.at;
+            let owner = &turns[at.0];
             match &piece.kind {
                 PieceKind::Text(_) | PieceKind::Image(_) if turn.role == Role::User => {}
-                PieceKind::Text(text) => items.push(assistant_text(text)),
+                PieceKind::Text(text) => run.text(text, meta_id(owner, MESSAGE_IDS_META, at.1)),
                 PieceKind::Image(_) => losses.part(
                     at,
                     LossKind::Dropped,
                     "image in an assistant turn; openai responses accepts images from the user only",
                 ),
                 PieceKind::Thinking(t) => {
-                    let owner = &turns[at.0];
                     let verdict = thinking::classify(t, owner.provider.as_deref(), backend, options);
                     match (verdict, &t.signature) {
                         (Verdict::Native, Some(signature)) => {
                             thinking::note_restamp(signature, backend, at, losses);
-                            items.push(reasoning(t, signature, owner, at.1));
-                            reasoned = true;
+                            let id = meta_id(owner, REASONING_IDS_META, at.1);
+                            run.reasoning(reasoning(t, signature), id);
                         }
                         _ => {
                             if let Some(text) = thinking::foreign(t, backend, options, at, losses) {
-                                items.push(assistant_text(&text));
+                                run.text(&text, None);
                             }
                         }
                     }
                 }
-                PieceKind::Call(call) => items.push(function_call(call, at, reasoned, losses)),
+                PieceKind::Call(call) => run.call(function_call(call, at, losses), call, at),
                 PieceKind::Result { result, .. } => {
+                    run.finish(&mut items, options.responses_item_ids, losses);
                     let call_id = ids::send(Format::OpenaiResponses, &result.call_id, at, losses);
-                    let output = output(result, at, losses);
+                    let output = output(result, backend, at, losses);
                     items.push(json!({
                         "type": "function_call_output",
                         "call_id": call_id,
@@ -102,14 +109,16 @@ pub(crate) fn encode(
                     PieceKind::Image(image) => Some((p.at, Ok(*image))),
                     _ => None,
                 }),
+                backend,
                 losses,
             );
             if !content.is_empty() {
+                run.finish(&mut items, options.responses_item_ids, losses);
                 items.push(json!({"type": "message", "role": "user", "content": content}));
                 left_open = false;
             }
         }
-        if items.len() == before {
+        if items.len() + run.taken() == before {
             continue;
         }
         match previous {
@@ -129,24 +138,14 @@ pub(crate) fn encode(
         }
         previous = Some((turn.role, left_open));
     }
+    run.finish(&mut items, options.responses_item_ids, losses);
     items
 }
 
-fn assistant_text(text: &str) -> Value {
-    json!({"type": "message", "role": "assistant", "content": text})
-}
-
-fn reasoning(thinking: &Thinking, signature: &Signature, owner: &Turn, part: usize) -> Value {
+/// A `reasoning` item without its `id` (the run decides on that).
+fn reasoning(thinking: &Thinking, signature: &Signature) -> Map<String, Value> {
     let mut item = Map::new();
     item.insert("type".into(), json!("reasoning"));
-    let id = owner
-        .meta
-        .get(REASONING_IDS_META)
-        .and_then(|ids| ids.get(part.to_string()))
-        .and_then(Value::as_str);
-    if let Some(id) = id {
-        item.insert("id".into(), json!(id));
-    }
     let summary = if thinking.text.is_empty() {
         Vec::new()
     } else {
@@ -154,20 +153,12 @@ fn reasoning(thinking: &Thinking, signature: &Signature, owner: &Turn, part: usi
     };
     item.insert("summary".into(), Value::Array(summary));
     item.insert("encrypted_content".into(), json!(signature.value));
-    Value::Object(item)
+    item
 }
 
-/// A `function_call` item. Its item `id` is sent only when it is OpenAI's own (`fc_…`) and the
-/// reasoning item it followed is sent too (`reasoned`): OpenAI refuses any other id (another
-/// harness's `toolu_…` or `call_…`, 400 "expected an ID that begins with 'fc'") and an `fc_…`
-/// id without its reasoning (400 "provided without its required 'reasoning' item"). `call_id`
-/// pairs the output either way.
-fn function_call(
-    call: &ToolCall,
-    at: (usize, usize),
-    reasoned: bool,
-    losses: &mut Losses,
-) -> Value {
+/// A `function_call` item without its item `id` (the run decides on that); `call_id` pairs the
+/// output either way.
+fn function_call(call: &ToolCall, at: (usize, usize), losses: &mut Losses) -> Map<String, Value> {
     let call_id = ids::send(Format::OpenaiResponses, &call.id, at, losses);
     let (arguments, note) = arguments::to_json_string(&call.input);
     if let Some(note) = note {
@@ -178,32 +169,24 @@ fn function_call(
     item.insert("call_id".into(), json!(call_id));
     item.insert("name".into(), json!(call.name));
     item.insert("arguments".into(), json!(arguments));
-    if let Some(provider_id) = &call.provider_id {
-        if provider_id.starts_with("fc") && reasoned {
-            item.insert("id".into(), json!(provider_id));
-        } else if *provider_id != call.id {
-            losses.part(
-                at,
-                LossKind::Dropped,
-                format!(
-                    "item id {provider_id:?} of tool call {:?}: openai responses accepts only \
-                     its own (fc_...) ids, and only after their reasoning item",
-                    call.id
-                ),
-            );
-        }
-    }
-    Value::Object(item)
+    item
 }
 
-fn output(result: &ToolResult, at: (usize, usize), losses: &mut Losses) -> Value {
+fn output(
+    result: &ToolResult,
+    backend: &Backend,
+    at: (usize, usize),
+    losses: &mut Losses,
+) -> Value {
     // Images that cannot be sent are dropped first, so that the form chosen below reads back as
     // exactly what was sent.
     let mut items: Vec<std::result::Result<&str, Value>> = Vec::with_capacity(result.parts.len());
     for part in &result.parts {
         match part {
             ToolResultPart::Text { text } => items.push(Ok(text)),
-            ToolResultPart::Image(image) => items.extend(input_image(image, at, losses).map(Err)),
+            ToolResultPart::Image(image) => {
+                items.extend(input_image(image, backend, at, losses).map(Err));
+            }
         }
     }
     let lookalike = |losses: &mut Losses| {
@@ -266,20 +249,28 @@ where
 /// `input_text` / `input_image` parts; `Err` holds text, `Ok` an image.
 fn user_content<'p>(
     parts: impl Iterator<Item = ((usize, usize), std::result::Result<&'p Image, &'p str>)>,
+    backend: &Backend,
     losses: &mut Losses,
 ) -> Vec<Value> {
     let mut content = Vec::new();
     for (at, part) in parts {
         match part {
             Err(text) => content.push(json!({"type": "input_text", "text": text})),
-            Ok(image) => content.extend(input_image(image, at, losses)),
+            Ok(image) => content.extend(input_image(image, backend, at, losses)),
         }
     }
     content
 }
 
-fn input_image(image: &Image, at: (usize, usize), losses: &mut Losses) -> Option<Value> {
-    if !media::accepts_declared(image, Format::OpenaiResponses, at, losses) {
+fn input_image(
+    image: &Image,
+    backend: &Backend,
+    at: (usize, usize),
+    losses: &mut Losses,
+) -> Option<Value> {
+    if !media::accepts_declared(image, Format::OpenaiResponses, at, losses)
+        || !file_ref::resolvable(image, backend, at, losses)
+    {
         return None;
     }
     let (key, value) = match &image.source {
