@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::Memory;
 use super::rotation::TurnOutcome;
-use crate::canonical::{Part, Turn, Usage};
+use crate::canonical::{Part, Role, Turn, Usage};
 use crate::error::{Error, Result};
 use crate::store::{Recorded, Session};
 use crate::translate::{self, Backend, Format, Options};
@@ -43,7 +43,8 @@ impl Memory {
     /// when given, is the usage of the call that produced an assistant message (read it from a
     /// provider's own usage object with [`translate::read_usage`]); an Anthropic response object
     /// passed whole as the message brings its own `usage`, used when `usage` is `None`.
-    /// Assistant turns are stamped with `backend`'s provider and model. A message with its own
+    /// Assistant turns are stamped with `backend`'s provider and model, or, for a backend without
+    /// a model, with the `model` an Anthropic response object names. A message with its own
     /// `id` (an Anthropic response, a Responses item) is recorded under it, so recording it
     /// again is a no-op (`duplicate`).
     ///
@@ -73,12 +74,23 @@ impl Memory {
             .and_then(Value::as_str)
             .filter(|id| !id.trim().is_empty())
             .map(str::to_owned);
+        // An Anthropic response object also names the model that wrote it: without it, a
+        // backend given no model leaves the turn without one, and the rotation policy measures
+        // occupancy against the conservative default window instead of the model's.
+        let response_model = (backend.format == Format::Anthropic)
+            .then(|| message.get("model").and_then(Value::as_str))
+            .flatten()
+            .filter(|model| !model.trim().is_empty())
+            .map(str::to_owned);
         let mut turn = self.message_turn(session_id, message, backend)?;
         if usage.is_some() {
             turn.usage = usage;
         }
         if turn.id.is_none() {
             turn.id = provider_id;
+        }
+        if turn.model.is_none() && turn.role == Role::Assistant {
+            turn.model = response_model;
         }
         self.record_turn(session_id, &turn)
     }

@@ -923,6 +923,32 @@ fn provider_usage_objects_reach_the_rotation_policy() {
     assert_eq!((call.input_tokens, call.cache_read_tokens), (12, 100_000));
 }
 
+#[test]
+fn a_whole_anthropic_response_names_its_model_for_the_window() {
+    use codeoid_core::translate::{Backend, Format};
+    let (_dir, memory) = memory();
+    // Neither the session nor the backend knows the model: only the response does.
+    let s = memory.start_session(NewSession::default()).unwrap().id;
+    memory.record_turn(&s, &Turn::user_text("go")).unwrap();
+    let response = serde_json::json!({
+        "id": "msg_02", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 150_000, "output_tokens": 30}
+    });
+    let out = memory
+        .record_message(&s, response, &Backend::new(Format::Anthropic), None)
+        .unwrap();
+    let decision = out.decision.unwrap();
+    assert_eq!(decision.window.tokens, 200_000, "{decision:?}");
+    assert!(!decision.window.is_assumed(), "{decision:?}");
+    let stored = memory.store().turns(&s, ..).unwrap();
+    assert_eq!(
+        stored.last().unwrap().turn.model.as_deref(),
+        Some("claude-sonnet-4-5-20250929")
+    );
+}
+
 /// Gemini messages recorded one at a time and as lists, from several threads: every call
 /// without an id gets an id of its own in the session, and every response pairs with its call.
 #[test]
