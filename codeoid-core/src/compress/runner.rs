@@ -152,6 +152,7 @@ pub struct Runner<'r> {
     current_dir: Option<PathBuf>,
     raw_command: Option<String>,
     timeout: Option<Duration>,
+    compress: bool,
 }
 
 impl<'r> Runner<'r> {
@@ -164,6 +165,7 @@ impl<'r> Runner<'r> {
             current_dir: None,
             raw_command: None,
             timeout: None,
+            compress: true,
         }
     }
 
@@ -187,6 +189,15 @@ impl<'r> Runner<'r> {
     #[must_use]
     pub fn raw_command(mut self, command: impl Into<String>) -> Self {
         self.raw_command = Some(command.into());
+        self
+    }
+
+    /// With `false`, stdout is returned as the command printed it, still stored in the sink
+    /// first: for a model that cannot reach the stored output (memory switched off and no
+    /// `raw_command`), to which a marker would name lines it can never read. On by default.
+    #[must_use]
+    pub fn compress(mut self, compress: bool) -> Self {
+        self.compress = compress;
         self
     }
 
@@ -233,6 +244,7 @@ impl<'r> Runner<'r> {
         };
         let compressed = episode_id
             .as_ref()
+            .filter(|_| self.compress)
             .and_then(|_| self.registry.compress(command, &stdout));
         let mut shown = match (&compressed, &episode_id) {
             (Some(c), Some(id)) => c

@@ -1,5 +1,11 @@
 //! Compression over the store: [`StoreSink`] keeps a command's raw stdout and stderr as an
 //! episode before the compressed text is shown, so `get_episode` always has the original bytes.
+//!
+//! Compressed text is shown only where the model can trade it back for those bytes. With memory
+//! switched off ([`super::MemoryConfig::memory_enabled`]) `get_episode` answers that memory is
+//! off, so [`Memory::run`] shows stdout whole (still storing it first, as turns are still
+//! recorded); [`Memory::run_in`] with a `raw_command` still compresses, since that shell command
+//! reads the store whether memory is on or not.
 
 use std::path::Path;
 use std::time::Duration;
@@ -41,7 +47,8 @@ impl RawOutputSink for StoreSink<'_> {
 impl Memory {
     /// Compresses `stdout` of `command` with the configured rules, or `None` when no rule saves
     /// enough (the output is then shown as is). Pure: nothing is stored; use [`Memory::run`] to
-    /// keep the raw bytes reachable.
+    /// keep the raw bytes reachable. It compresses with memory switched off too: a caller that
+    /// shows the result with a `get_episode` hint must then have another way to the raw bytes.
     pub fn compress(&self, command: &str, stdout: &[u8]) -> Option<Compressed> {
         self.compress.compress(command, stdout)
     }
@@ -50,7 +57,8 @@ impl Memory {
     /// episode of `session_id` first, then returns the compressed stdout ending with the
     /// `get_episode` hint. stderr and the exit code pass through unchanged; stdin is closed. A
     /// command running past [`super::MemoryConfig::run_timeout`] is killed; see
-    /// [`RunOutput::timed_out`].
+    /// [`RunOutput::timed_out`]. With memory switched off, stdout is stored but shown
+    /// uncompressed: the `get_episode` tool the hint would name is switched off too.
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] when the session is not in this workspace;
@@ -113,10 +121,13 @@ impl Memory {
         timeout: Option<Duration>,
     ) -> Result<RunOutput> {
         self.session(session_id)?;
+        // Elided lines must stay reachable: through `get_episode` only while memory is on.
+        let reachable = self.config.memory_enabled || raw_command.is_some();
         let mut runner = Runner::new(&self.compress)
             .stdin(stdin)
             .current_dir(dir)
-            .timeout(timeout);
+            .timeout(timeout)
+            .compress(reachable);
         if let Some(raw_command) = raw_command {
             runner = runner.raw_command(raw_command);
         }

@@ -1,6 +1,8 @@
-//! Shell-output compression, end to end: golden fixtures of real command output, facts, edge
-//! cases, the runner, the Claude Code hook, and a replay of recorded Claude Code sessions.
+//! Shell-output compression, end to end: golden fixtures of real command output, facts, failures
+//! in the middle of build logs, edge cases, the runner, the Claude Code hook, and a replay of
+//! recorded Claude Code sessions.
 
+mod build_logs;
 mod edge_cases;
 mod golden;
 mod hook;

@@ -7,8 +7,12 @@
 //! markers that give their count and line range, so a reader can ask for exactly those lines.
 //! With `after_fact` set, up to that many lines after each fact stay too, up to a blank line: a
 //! compiler's `expected String, found i64` and its `help:` follow the `error[E0308]` line, and a
-//! traceback's source lines follow its `File "…", line N` lines. Those lines are context, not
-//! facts: at most `fact_context` of them in all, so a flood of warnings cannot keep everything.
+//! traceback's source lines follow its `File "…", line N` lines. A fact inside a box (Terraform
+//! draws each diagnostic as `╷`, `│ Error: …`, its body on `│` lines, `╵`) keeps the whole box
+//! instead, its edges included, up to [`BOX_LINES`] lines: a Terraform error's explanation
+//! comes after a blank `│` line and is often longer than `after_fact`. Those lines are context,
+//! not facts: at most `fact_context` of them in all, so a flood of warnings cannot keep
+//! everything.
 //!
 //! Returns nothing when no line would be elided.
 
@@ -63,26 +67,31 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
     let tail_start = runs.len().saturating_sub(params.tail).max(params.head);
     // Runs waiting to be elided, as a range of indexes into `runs`.
     let mut gap: Option<(usize, usize)> = None;
-    // Context lines still to keep after the latest fact, and in all.
-    let (mut after, mut context_left) = (0, params.fact_context);
+    let mut context = Context::new(params);
     for (index, run) in runs.iter().enumerate() {
         let fact = input.facts.is_fact(run.line);
-        let context = !fact && after > 0 && context_left > 0 && !run.line.trim().is_empty();
-        after = if fact {
-            params.after_fact
-        } else if context {
-            context_left -= 1;
-            after - 1
+        let kept_as_context = if fact {
+            context.fact(run.line);
+            false
         } else {
-            0
+            context.keeps(run.line)
         };
-        let keep = index < params.head || index >= tail_start || fact || context;
+        let keep = index < params.head || index >= tail_start || fact || kept_as_context;
         if !keep {
             gap = Some(gap.map_or((index, index + 1), |(first, _)| (first, index + 1)));
             continue;
         }
-        if let Some((first, end)) = gap.take() {
+        if let Some((first, mut end)) = gap.take() {
+            // A box's top edge, just before the fact that opens it, stays with the box.
+            let top = fact && context.in_box() && runs[end - 1].line.trim() == BOX_TOP;
+            if top {
+                end -= 1;
+            }
             close_gap(&mut out, &runs[first..end]);
+            if top {
+                let edge = &runs[end];
+                emit_run_parts(&mut out, edge.line, edge.len, params.max_repeats);
+            }
         }
         emit_run_parts(&mut out, run.line, run.len, params.max_repeats);
     }
@@ -90,6 +99,85 @@ pub(crate) fn compress(params: &Params, input: &Input<'_>) -> Option<String> {
         close_gap(&mut out, &runs[first..end]);
     }
     Some(out.finish())
+}
+
+/// Most lines of one box kept after the fact that opens it.
+const BOX_LINES: usize = 40;
+
+/// The side, top and bottom edges of a Terraform diagnostic box.
+const BOX_SIDE: char = '│';
+const BOX_TOP: &str = "╷";
+const BOX_BOTTOM: &str = "╵";
+
+/// Which lines after a fact stay as its context.
+struct Context {
+    /// [`Params::after_fact`].
+    after_fact: usize,
+    /// Lines still to keep after the latest fact, up to a blank line.
+    after: usize,
+    /// Context lines left in all ([`Params::fact_context`]).
+    left: usize,
+    /// Lines still to keep of the box the latest fact opened, up to its bottom edge; 0 outside
+    /// a box.
+    boxed: usize,
+}
+
+impl Context {
+    fn new(params: &Params) -> Context {
+        Context {
+            after_fact: params.after_fact,
+            after: 0,
+            left: params.fact_context,
+            boxed: 0,
+        }
+    }
+
+    /// True while the lines of a box a fact opened are being kept.
+    fn in_box(&self) -> bool {
+        self.boxed > 0
+    }
+
+    /// Starts the context of fact `line`. A fact inside the box of an earlier one (Terraform's
+    /// `│   on main.tf line 12` location line) does not lengthen that box.
+    fn fact(&mut self, line: &str) {
+        if self.after_fact == 0 || !line.trim_start().starts_with(BOX_SIDE) {
+            self.boxed = 0;
+            self.after = self.after_fact;
+            return;
+        }
+        self.after = 0;
+        if self.boxed == 0 {
+            self.boxed = BOX_LINES.max(self.after_fact);
+        }
+    }
+
+    /// True when `line`, not a fact, is kept as context of the latest fact.
+    fn keeps(&mut self, line: &str) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        let trimmed = line.trim();
+        let keep = if self.boxed > 0 {
+            if trimmed.starts_with(BOX_SIDE) {
+                self.boxed -= 1;
+                true
+            } else {
+                // The bottom edge closes the box and stays with it; any other line ends it.
+                self.boxed = 0;
+                trimmed == BOX_BOTTOM
+            }
+        } else if self.after > 0 && !trimmed.is_empty() {
+            self.after -= 1;
+            true
+        } else {
+            self.after = 0;
+            false
+        };
+        if keep {
+            self.left -= 1;
+        }
+        keep
+    }
 }
 
 /// Writes a marker for `gap`, or its lines (every repeat) when they are no longer than the
@@ -230,6 +318,69 @@ mod tests {
         // Off: only the facts.
         let out = compress(&with(0, 200), &input).unwrap();
         assert!(out.contains("src/main.rs:10:21\n[codeoid: "), "{out}");
+    }
+
+    #[test]
+    fn a_boxed_error_keeps_its_whole_box_and_nothing_after() {
+        let mut lines: Vec<String> = (1..=40)
+            .map(|n| format!("  # data.x[{n}] will be read"))
+            .collect();
+        let box_lines = [
+            "╷",
+            "│ Error: Invalid reference",
+            "│ ",
+            "│   on main.tf line 12, in resource \"aws_s3_bucket\" \"b\":",
+            "│   12:   bucket = var.nme",
+            "│ ",
+            "│ A reference to a resource type must be followed by at least one attribute",
+            "│ access, specifying the resource name.",
+            "│ ",
+            "│ Did you mean var.name?",
+            "╵",
+        ];
+        lines.extend(box_lines.map(str::to_owned));
+        lines.extend((41..=80).map(|n| format!("  + tag_{n} = \"x\"")));
+        let text = lines.join("\n");
+        let input = input_for(&text, &["@diagnostics"]);
+        let params = Params {
+            after_fact: 3,
+            ..params(2, 2)
+        };
+        let out = compress(&params, &input).unwrap();
+        let expected = format!(
+            "[codeoid: 38 lines elided (output lines 3–40)]\n{}\n[codeoid: 38 lines elided",
+            box_lines.join("\n")
+        );
+        assert!(out.contains(&expected), "{out}");
+        // Without context after facts, only the box's fact lines stay (and the one-line gap
+        // between them, shorter than a marker).
+        let out = compress(&params_with_after(0), &input).unwrap();
+        let facts_only = "41)]\n│ Error: Invalid reference\n│ \n│   on main.tf line 12, in \
+                          resource \"aws_s3_bucket\" \"b\":\n[codeoid: ";
+        assert!(out.contains(facts_only), "{out}");
+        // A box longer than BOX_LINES keeps its first BOX_LINES lines after the fact.
+        let mut long = vec!["│ Error: Too long".to_owned()];
+        long.extend((0..100).map(|n| format!("│ line {n:03} of the explanation")));
+        long.push("╵".to_owned());
+        let text = format!(
+            "{}\n{}\n{}",
+            "head\n".repeat(3),
+            long.join("\n"),
+            "tail\n".repeat(3)
+        );
+        let out = compress(&params, &input_for(&text, &["@diagnostics"])).unwrap();
+        assert!(
+            out.contains(&format!("│ line {:03} of", BOX_LINES - 1)),
+            "{out}"
+        );
+        assert!(!out.contains(&format!("│ line {BOX_LINES:03} of")), "{out}");
+    }
+
+    fn params_with_after(after_fact: usize) -> Params {
+        Params {
+            after_fact,
+            ..params(2, 2)
+        }
     }
 
     #[test]

@@ -292,3 +292,81 @@ fn every_failing_test_name_survives() {
         }
     }
 }
+
+/// The two build-log fixtures hold their failures in the middle, where the fallback cuts: each
+/// failing step's lines are shown, and so is Terraform's boxed diagnostic, edges included.
+#[test]
+fn errors_in_the_middle_of_real_build_logs_survive() {
+    let registry = Registry::builtin().unwrap();
+    let checks: &[(&str, &[&str])] = &[
+        (
+            "build-script",
+            &[
+                "./build.sh: line 14: protoc: command not found",
+                "make: *** No rule to make target 'dist/app.js', needed by 'bundle'.  Stop.",
+                "make[1]: *** No rule to make target 'html'.  Stop.",
+                "make: *** [Makefile:20: docs] Error 2",
+                "cp: cannot stat 'config/prod.yml': No such file or directory",
+                "Traceback (most recent call last):",
+                "FileNotFoundError: [Errno 2] No such file or directory: 'build/manifest.json'",
+                "app: src/main.c:8: main: Assertion `cfg != NULL' failed.",
+                "./build.sh: line 29: 20596 Aborted                 ./build/app --selftest",
+                "./build.sh: line 32: 20597 Killed                  ./scripts/warm_cache.sh",
+                "curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to \
+                 server",
+                // ssh ends its message with `\r\n`; only this line does, so the `\r` is shown.
+                "ssh: connect to host 127.0.0.1 port 9: Connection refused^M",
+            ],
+        ),
+        (
+            "make-terraform-plan",
+            &[
+                "╷\n│ Error: Reference to undeclared input variable\n│ \n│   on main.tf line 11, \
+                 in resource \"terraform_data\" \"bucket\":\n│   11:     bucket = \
+                 \"${var.nme}-assets\"\n│ \n│ An input variable with the name \"nme\" has not \
+                 been declared. Did you mean\n│ \"name\"?\n╵\n",
+                "╷\n│ Error: Unsupported argument\n│ \n│   on main.tf line 32, in resource \
+                 \"terraform_data\" \"queue\":\n│   32:   timeout = \"30s\"\n│ \n│ An argument \
+                 named \"timeout\" is not expected here.\n╵\n",
+                "make: *** [Makefile:10: plan-app] Error 1",
+            ],
+        ),
+    ];
+    for (name, expected) in checks {
+        let case = cases()
+            .into_iter()
+            .find(|c| c.rule_dir == "head-tail" && c.name == *name)
+            .unwrap();
+        let compressed = registry
+            .compress(&case.meta.command, &case.input)
+            .unwrap_or_else(|| panic!("head-tail/{name} was not compressed"));
+        let raw = String::from_utf8_lossy(&case.input).replace('\r', "^M");
+        let raw = strip_ansi(&raw);
+        for text in *expected {
+            assert!(
+                raw.contains(text),
+                "head-tail/{name}: {text:?} is not in the fixture"
+            );
+            assert!(
+                compressed.text.contains(text),
+                "head-tail/{name}: lost {text:?}"
+            );
+        }
+        // The failures sit in the middle: the first 40 lines and the last 40 do not hold them.
+        assert!(compressed.text.contains("lines elided (output lines 41–"));
+    }
+}
+
+/// `text` without ANSI colour and style sequences (`ESC [ … m`), as the rules read it.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\u{1b}[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after.find('m').map_or(after.len(), |m| m + 1);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -243,3 +243,65 @@ fn a_timeout_kills_the_command_and_everything_it_started() {
         (&b"done\n"[..], 0)
     );
 }
+
+/// With memory switched off the `get_episode` tool answers that memory is off, so a marker
+/// naming it would point at output the model can never read: `Memory::run` then shows stdout
+/// whole (and still stores it, as turns are still recorded), while `Memory::run_in` with a shell
+/// command for the raw output, which reads the store whether memory is on or not, compresses.
+#[test]
+fn with_memory_off_run_shows_stdout_whole_and_still_stores_it() {
+    use codeoid_core::store::NewSession;
+    use codeoid_core::{Memory, MemoryConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("project");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let open = |memory_enabled| {
+        Memory::open(MemoryConfig {
+            db_path: Some(dir.path().join("codeoid.db")),
+            workspace_dir: Some(workspace.clone()),
+            memory_enabled,
+            ..crate::tools::lexical_config()
+        })
+        .unwrap()
+    };
+    let (expected, _, _) = direct("seq 1 2000");
+
+    let off = open(false);
+    let session = off.start_session(NewSession::default()).unwrap().id;
+    let out = off.run(&session, "seq 1 2000").unwrap();
+    assert!(out.compressed.is_none());
+    assert_eq!(out.stdout, expected);
+    let id = out.episode_id.unwrap();
+    let episode = off.episode(&id).unwrap();
+    let blob = episode.blobs.iter().find(|b| b.role == "stdout").unwrap();
+    assert_eq!(off.blob(&blob.blob_id).unwrap(), expected);
+    let tool = off.call_tool(
+        Some(&session),
+        "get_episode",
+        &format!(r#"{{"episode_id": "{id}"}}"#),
+    );
+    assert!(
+        tool.is_error && tool.text.contains("switched off"),
+        "{}",
+        tool.text
+    );
+
+    let show = "codeoid --workspace ws_x show --blob stdout";
+    let out = off
+        .run_in(&session, "seq 1 2000", &workspace, Stdin::Null, Some(show))
+        .unwrap();
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert!(out.compressed.is_some(), "{shown}");
+    assert!(
+        shown.contains(show) && !shown.contains("get_episode"),
+        "{shown}"
+    );
+
+    let on = open(true);
+    let out = on.run(&session, "seq 1 2000").unwrap();
+    let shown = String::from_utf8(out.stdout).unwrap();
+    let id = out.episode_id.unwrap();
+    assert!(shown.contains(&format!("get_episode(\"{id}\")")), "{shown}");
+    assert!(shown.len() < expected.len() / 10, "{shown}");
+}
