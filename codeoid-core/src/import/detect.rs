@@ -4,7 +4,7 @@
 //! payload}` envelopes, Claude Code lines carry `uuid`/`sessionId` next to a `type` such as
 //! `user` or `file-history-snapshot`, Gemini CLI files start with `{sessionId, projectHash}`
 //! (or `$set`/`$rewindTo` patch lines), SWE-agent trajectories hold `trajectory`/`history`
-//! arrays. Sniffing reads the first lines that parse (a malformed first line does not hide the
+//! arrays (a retry run holds them under `attempts`). Sniffing reads the first lines that parse (a malformed first line does not hide the
 //! format) and falls back to parsing the whole file as one JSON document.
 //!
 //! Prompt-history files (`~/.claude/history.jsonl`, `~/.codex/history.jsonl`, Gemini's
@@ -202,9 +202,14 @@ fn classify(obj: &Map<String, Value>) -> Option<Sniffed> {
     {
         return format(LogFormat::ClaudeCode);
     }
-    if obj.get("trajectory").is_some_and(Value::is_array)
-        || (obj.get("history").is_some_and(Value::is_array) && has("info"))
-    {
+    let run = |obj: &Map<String, Value>| {
+        obj.get("trajectory").is_some_and(Value::is_array)
+            || (obj.get("history").is_some_and(Value::is_array) && obj.contains_key("info"))
+    };
+    // A retry run (`RetryAgent`) has its runs under `attempts`, and, once it chose, a copy of
+    // the best one beside them; while it runs, only the attempts.
+    let attempts = obj.get("attempts").and_then(Value::as_array);
+    if run(obj) || attempts.is_some_and(|a| a.iter().filter_map(Value::as_object).any(run)) {
         return format(LogFormat::SweAgent);
     }
     if has("display") && has("project") {
@@ -237,6 +242,9 @@ mod tests {
         assert_eq!(sniff(gemini), Sniffed::Format(LogFormat::GeminiCli));
         let traj = b"{\n \"environment\": \"x\",\n \"trajectory\": [],\n \"history\": [],\n \"info\": {}\n}";
         assert_eq!(sniff(traj), Sniffed::Format(LogFormat::SweAgent));
+        let retrying =
+            b"{\n \"attempts\": [{\"trajectory\": [], \"history\": [], \"info\": {}}]\n}";
+        assert_eq!(sniff(retrying), Sniffed::Format(LogFormat::SweAgent));
     }
 
     #[test]

@@ -10,8 +10,11 @@
 //!   across machines and re-imports and keeping projects apart. A subagent whose parent was read
 //!   in the same import, or is already stored, joins the parent's workspace whatever directory
 //!   its own log starts in (one stored before its parent stays where it was stored);
-//!   sessions without a cwd use [`ImportOptions::fallback_dir`], or are skipped and reported
-//!   when there is none.
+//!   a Gemini CLI chat, which names only the sha256 of its project's path, goes to the fallback
+//!   directory, the current directory or a folder above either whose path has that hash; other
+//!   sessions without a cwd use [`ImportOptions::fallback_dir`] (a Gemini chat whose hash
+//!   matched nothing too, with a warning naming the hash), or are skipped and reported when
+//!   there is none.
 //! - **Session.** Created with the log's id, title, provider, model and start time (idempotent);
 //!   subagents get lineage kind `Subagent` with the parent and, when the log links them, the
 //!   parent's turn holding the call that started them. Title, provider and model follow the log
@@ -43,8 +46,9 @@ use std::time::Duration;
 use chrono::Utc;
 use serde::Serialize;
 
-use super::report::{ImportReport, Progress, lossy_path};
-use super::session::{ImportedSession, SessionKind};
+use super::gemini_cli::{root_here, unmatched_root};
+use super::report::{At, ImportReport, Progress, lossy_path};
+use super::session::{ImportedSession, LogFormat, SessionKind};
 use super::walk::visit_path;
 use crate::canonical::Part;
 use crate::error::{Error, ErrorKind, Result};
@@ -173,6 +177,8 @@ struct Importer<'a> {
     parents: HashMap<String, Parent>,
     /// Session id → the file it was imported from in this run.
     seen: HashMap<String, PathBuf>,
+    /// Warnings about where sessions were put, for the report: (file, reason).
+    warnings: Vec<(PathBuf, String)>,
 }
 
 /// Imports the session log at `path`, or every log under the folder `path`, into `store`; see
@@ -225,10 +231,16 @@ pub fn import_into(
         workspaces: HashMap::new(),
         parents: HashMap::new(),
         seen: HashMap::new(),
+        warnings: Vec::new(),
     };
     let report = visit_path(path, on_progress, &mut |session| importer.session(session))?;
     let mut summary = importer.summary;
     summary.report = report;
+    for (file, reason) in importer.warnings {
+        summary
+            .report
+            .warn(&file, At::Pointer("/projectHash"), reason);
+    }
     Ok(summary)
 }
 
@@ -281,10 +293,24 @@ impl Importer<'_> {
         if let Some(cwd) = &session.cwd {
             return self.resolve(cwd).map(Some);
         }
-        match &self.options.fallback_dir {
-            Some(dir) => self.resolve(dir).map(Some),
-            None => Ok(None),
+        let hash = session
+            .meta
+            .get("project_hash")
+            .and_then(serde_json::Value::as_str)
+            .filter(|_| session.format == LogFormat::GeminiCli);
+        if let Some(hash) = hash {
+            if let Some(root) = root_here(hash, self.options.fallback_dir.as_deref()) {
+                return self.resolve(&root).map(Some);
+            }
         }
+        let Some(dir) = self.options.fallback_dir.clone() else {
+            return Ok(None);
+        };
+        if let Some(hash) = hash {
+            let reason = unmatched_root(&session.session_id, hash, &dir);
+            self.warnings.push((session.source_path.clone(), reason));
+        }
+        self.resolve(&dir).map(Some)
     }
 
     fn lineage(&self, session: &ImportedSession) -> Option<Lineage> {

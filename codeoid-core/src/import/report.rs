@@ -100,7 +100,8 @@ pub struct ImportReport {
     /// a response, a Codex token count written twice) and were merged, never summed.
     pub repeated_usage_merged: u64,
     /// Records replaced or removed by later records of the same file (Gemini CLI updates and
-    /// rewinds).
+    /// rewinds), copies of recorded messages in a Gemini CLI history rewrite (`$set.messages`,
+    /// not applied), and messages that only repeated tool results already recorded.
     pub superseded_records: u64,
     /// Content blocks codeoid has no canonical part for; kept verbatim in the turn's
     /// `meta.unsupported_parts`.
@@ -148,6 +149,36 @@ impl ImportReport {
             path: path.to_path_buf(),
             reason: reason.into(),
         });
+    }
+
+    /// Adds everything `other` counted and listed (the lists still capped).
+    pub(crate) fn merge(&mut self, other: ImportReport) {
+        self.files += other.files;
+        self.bytes += other.bytes;
+        self.lines += other.lines;
+        self.sessions += other.sessions;
+        self.turns.merge(&other.turns);
+        self.malformed_lines_skipped += other.malformed_lines_skipped;
+        self.non_message_lines_ignored += other.non_message_lines_ignored;
+        for (kind, n) in other.non_message_types {
+            *self.non_message_types.entry(kind).or_default() += n;
+        }
+        self.duplicate_lines_dropped += other.duplicate_lines_dropped;
+        self.repeated_usage_merged += other.repeated_usage_merged;
+        self.superseded_records += other.superseded_records;
+        self.unsupported_parts += other.unsupported_parts;
+        self.warnings += other.warnings;
+        self.files_skipped += other.files_skipped;
+        for (list, more) in [
+            (&mut self.malformed, other.malformed),
+            (&mut self.warning_list, other.warning_list),
+        ] {
+            let room = MAX_LISTED_ISSUES.saturating_sub(list.len());
+            list.extend(more.into_iter().take(room));
+        }
+        let room = MAX_LISTED_ISSUES.saturating_sub(self.skipped_files.len());
+        self.skipped_files
+            .extend(other.skipped_files.into_iter().take(room));
     }
 
     /// Adds the session and turn counts of `sessions`.

@@ -9,6 +9,11 @@
 //! Only `.jsonl`, `.json` and `.traj` files are candidates; symlinked folders are not followed
 //! (no cycles). In a folder, a candidate that is not a session log, or cannot be read, is
 //! listed in the report and skipped; a single file given directly is an error instead.
+//!
+//! A Gemini CLI chat resumed from an old `session-X.json` continues in `session-X.jsonl` beside
+//! it, which starts with every message of the `.json` (Gemini CLI leaves the `.json` in place).
+//! So a `.jsonl` is read before the `.json` of the same name, and a Gemini `.json` whose
+//! sessions its `.jsonl` sibling already gave is skipped and listed, never imported twice.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -80,21 +85,39 @@ pub fn visit_path(
     on_progress(&progress);
 
     let mut agent_calls: HashMap<(String, String), String> = HashMap::new();
+    // Gemini `.jsonl` file → the session ids it gave.
+    let mut gemini_lines: HashMap<PathBuf, Vec<String>> = HashMap::new();
     for (file, size) in &files {
-        match read_one(file) {
-            Ok((format, bytes)) => match read_as(format, file, &bytes, &mut report) {
-                Ok(sessions) => {
+        let mut read = ImportReport::default();
+        match read_one(file).and_then(|(format, bytes)| {
+            let sessions = read_as(format, file, &bytes, &mut read)?;
+            Ok((format, bytes.len(), sessions))
+        }) {
+            Ok((format, len, sessions)) => {
+                if let Some(jsonl) = continued_in(file, format, &sessions, &gemini_lines) {
+                    report.skip_file(
+                        file,
+                        format!(
+                            "superseded by {}: Gemini CLI continued this chat there when it was \
+                             resumed, and that file holds every message of this one",
+                            jsonl.display()
+                        ),
+                    );
+                } else {
+                    if format == LogFormat::GeminiCli && has_extension(file, "jsonl") {
+                        let ids = sessions.iter().map(|s| s.session_id.clone()).collect();
+                        gemini_lines.insert(file.clone(), ids);
+                    }
+                    report.merge(read);
                     report.files += 1;
-                    report.bytes += bytes.len() as u64;
+                    report.bytes += len as u64;
                     report.count_sessions(&sessions);
                     for mut session in sessions {
                         link_subagent(&mut session, &mut agent_calls);
                         on_session(session)?;
                     }
                 }
-                Err(e) if !single => report.skip_file(file, e.message()),
-                Err(e) => return Err(e),
-            },
+            }
             Err(e) if !single => report.skip_file(file, e.message()),
             Err(e) => return Err(e),
         }
@@ -104,6 +127,29 @@ pub fn visit_path(
         on_progress(&progress);
     }
     Ok(report)
+}
+
+/// The `.jsonl` sibling that continues the Gemini CLI chat `file` (a `.json`), when it was read
+/// already and gave every session `file` gives.
+fn continued_in(
+    file: &Path,
+    format: LogFormat,
+    sessions: &[ImportedSession],
+    gemini_lines: &HashMap<PathBuf, Vec<String>>,
+) -> Option<PathBuf> {
+    if format != LogFormat::GeminiCli || !has_extension(file, "json") || sessions.is_empty() {
+        return None;
+    }
+    let jsonl = file.with_extension("jsonl");
+    let ids = gemini_lines.get(&jsonl)?;
+    sessions
+        .iter()
+        .all(|s| ids.contains(&s.session_id))
+        .then_some(jsonl)
+}
+
+fn has_extension(path: &Path, ext: &str) -> bool {
+    path.extension().is_some_and(|e| e == ext)
 }
 
 /// Reads `file` and recognizes its format.
@@ -176,7 +222,7 @@ fn collect(entries: std::fs::ReadDir, out: &mut Vec<(PathBuf, u64)>, report: &mu
             }
         }
     }
-    files.sort_by_key(|(path, _)| (is_agent_file(path), path.clone()));
+    files.sort_by_key(|(path, _)| (is_agent_file(path), jsonl_first(path)));
     dirs.sort();
     out.extend(files);
     for dir in dirs {
@@ -185,6 +231,16 @@ fn collect(entries: std::fs::ReadDir, out: &mut Vec<(PathBuf, u64)>, report: &mu
             Err(e) => report.skip_file(&dir, format!("cannot list the folder: {e}")),
         }
     }
+}
+
+/// The sort key of a file name: itself, except that `X.json` sorts right after `X.jsonl` (a
+/// Gemini CLI chat continued in the `.jsonl` is read from it first).
+fn jsonl_first(path: &Path) -> std::ffi::OsString {
+    let mut key = path.as_os_str().to_owned();
+    if has_extension(path, "json") {
+        key.push("l\u{1}");
+    }
+    key
 }
 
 fn is_candidate(path: &Path) -> bool {

@@ -782,6 +782,165 @@ fn current_codex_rollouts_skip_instructions_and_echoed_events() {
     assert_eq!(import.report.non_message_types["developer message"], 1);
 }
 
+/// A Codex rollout of `items`, each a `(type, payload)` envelope, after its `session_meta`.
+fn codex_rollout(items: &[(&str, Value)]) -> Import {
+    let mut lines = vec![
+        serde_json::json!({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+        "payload": {"id": "s1", "cwd": "/w"}}),
+    ];
+    lines.extend(items.iter().map(|(kind, payload)| {
+        serde_json::json!({"timestamp": "2026-01-01T00:00:01Z", "type": kind, "payload": payload})
+    }));
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    import::read_bytes(
+        LogFormat::Codex,
+        Path::new("rollout-x.jsonl"),
+        text.join("\n").as_bytes(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn codex_calls_that_failed_are_errors_whatever_their_output_looks_like() {
+    use serde_json::json;
+    let call = |id: &str| {
+        (
+            "response_item",
+            json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"make\"]}", "call_id": id}),
+        )
+    };
+    let patch = |id: &str| {
+        (
+            "response_item",
+            json!({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch\n", "call_id": id}),
+        )
+    };
+    let output = |id: &str, kind: &str, output: Value| {
+        (
+            "response_item",
+            json!({"type": kind, "call_id": id, "output": output}),
+        )
+    };
+    let freeform = |code: i32| {
+        json!(format!(
+            "Exit code: {code}\nWall time: 0.1 seconds\nOutput:\nmake: done\n"
+        ))
+    };
+    let items = [
+        call("freeform-failed"),
+        output("freeform-failed", "function_call_output", freeform(2)),
+        call("freeform-ok"),
+        output("freeform-ok", "function_call_output", freeform(0)),
+        patch("structured-failed"),
+        output(
+            "structured-failed",
+            "custom_tool_call_output",
+            json!(
+                r#"{"output":"patch did not apply","metadata":{"exit_code":1,"duration_seconds":0.0}}"#
+            ),
+        ),
+        patch("structured-ok"),
+        output(
+            "structured-ok",
+            "custom_tool_call_output",
+            json!(
+                r#"{"output":"Success. Updated the following files:\nM a.rs\n","metadata":{"exit_code":0,"duration_seconds":0.0}}"#
+            ),
+        ),
+        // The command's end event decides over what the text says.
+        call("event-failed"),
+        (
+            "event_msg",
+            json!({"type": "exec_command_end", "call_id": "event-failed", "exit_code": 101, "stdout": "", "stderr": ""}),
+        ),
+        output("event-failed", "function_call_output", freeform(0)),
+        patch("patch-failed"),
+        output("patch-failed", "custom_tool_call_output", json!("Success.")),
+        (
+            "event_msg",
+            json!({"type": "patch_apply_end", "call_id": "patch-failed", "success": false, "stdout": "", "stderr": "bad hunk"}),
+        ),
+        // Older rollouts wrote the flag themselves.
+        call("legacy-failed"),
+        output(
+            "legacy-failed",
+            "function_call_output",
+            json!({"content": "denied", "success": false}),
+        ),
+        call("plain"),
+        output(
+            "plain",
+            "function_call_output",
+            json!("error: words alone decide nothing"),
+        ),
+    ];
+    let import = codex_rollout(&items);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    let failed: Vec<&str> = tool_results(&s.turns)
+        .iter()
+        .filter(|r| r.is_error)
+        .map(|r| r.call_id.as_str())
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "freeform-failed",
+            "structured-failed",
+            "event-failed",
+            "patch-failed",
+            "legacy-failed"
+        ]
+    );
+    assert_eq!(s.stats().tool_results, 8);
+    assert_eq!(import.report.malformed_lines_skipped, 0);
+}
+
+#[test]
+fn codex_response_items_without_a_canonical_part_stay_on_their_response() {
+    use serde_json::json;
+    let search = json!({"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "rust E0599"}});
+    let image = json!({"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": "iVBORw0KGgo="});
+    let items = [
+        (
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "why E0599?"}]}),
+        ),
+        ("response_item", search.clone()),
+        (
+            "response_item",
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It was renamed."}]}),
+        ),
+        (
+            "event_msg",
+            json!({"type": "token_count", "info": {"total_token_usage": {"input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 5}}}),
+        ),
+        (
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "draw it"}]}),
+        ),
+        ("response_item", image.clone()),
+    ];
+    let import = codex_rollout(&items);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    assert_eq!(s.turns.len(), 4);
+    assert_eq!(s.turns[1].text(), "It was renamed.");
+    assert_eq!(s.turns[1].meta["unsupported_parts"], json!([search]));
+    assert_eq!(s.turns[3].role, Role::Assistant);
+    assert_eq!(s.turns[3].meta["unsupported_parts"], json!([image]));
+    assert_eq!(import.report.unsupported_parts, 2);
+    assert!(
+        !import
+            .report
+            .non_message_types
+            .keys()
+            .any(|k| k.starts_with("response_item")),
+        "{:?}",
+        import.report.non_message_types
+    );
+}
+
 #[test]
 fn gemini_chats_import_from_json_and_patched_jsonl() {
     let import = read("codex-gemini-fixtures/v1_gemini_golden.json");
@@ -909,6 +1068,216 @@ fn gemini_jsonl_updates_and_rewinds_are_replayed() {
     assert_eq!(import.report.non_message_types["info message"], 1);
 }
 
+/// A Gemini CLI `.jsonl` chat of `records` (JSON values, one per line) after its metadata line.
+fn gemini_chat(records: &[Value]) -> Import {
+    let mut lines = vec![
+        serde_json::json!({"sessionId": "g", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"})
+            .to_string(),
+    ];
+    lines.extend(records.iter().map(Value::to_string));
+    import::read_bytes(
+        LogFormat::GeminiCli,
+        Path::new("session-g.jsonl"),
+        lines.join("\n").as_bytes(),
+    )
+    .unwrap()
+}
+
+fn turn_ids(s: &ImportedSession) -> Vec<&str> {
+    s.turns.iter().filter_map(|t| t.id.as_deref()).collect()
+}
+
+const FULL_OUTPUT: &str = "error[E0425]: cannot find value `frobnicate_widget` in this scope";
+
+/// The records a Gemini CLI chat writes before any history rewrite: a prompt, a call with its
+/// full output, a second prompt and its answer.
+fn gemini_records() -> Vec<Value> {
+    use serde_json::json;
+    vec![
+        json!({"id": "u1", "timestamp": "2026-01-01T00:00:01Z", "type": "user", "content": [{"text": "find why the build fails"}]}),
+        json!({"id": "m1", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": "Running the build.", "model": "gemini-2.5-pro",
+               "toolCalls": [{"id": "rsc-1", "name": "run_shell_command", "args": {"command": "make"}, "status": "success",
+                              "result": [{"functionResponse": {"id": "rsc-1", "name": "run_shell_command", "response": {"output": FULL_OUTPUT}}}]}]}),
+        json!({"id": "u2", "timestamp": "2026-01-01T00:00:03Z", "type": "user", "content": [{"text": "fix it"}]}),
+        json!({"id": "m2", "timestamp": "2026-01-01T00:00:04Z", "type": "gemini", "content": "Renamed it.", "model": "gemini-2.5-pro"}),
+    ]
+}
+
+/// `message` as Gemini CLI's tool-output masking rewrites it.
+fn masked(mut message: Value) -> Value {
+    for call in message["toolCalls"].as_array_mut().into_iter().flatten() {
+        call["result"] = serde_json::json!([{"functionResponse": {"id": call["id"], "name": call["name"],
+            "response": {"output": "<tool_output_masked>Output too large; saved to tool-outputs/x.txt</tool_output_masked>"}}}]);
+    }
+    message
+}
+
+#[test]
+fn a_gemini_history_rewrite_adds_its_summary_and_keeps_every_record() {
+    use serde_json::json;
+    // A chat compression: `$set.messages` is the summary, its acknowledgement and the kept
+    // messages; the chat goes on after it.
+    let mut records = gemini_records();
+    let kept = records[2..].to_vec();
+    let mut history = vec![
+        json!({"id": "s1", "timestamp": "2026-01-01T00:00:05Z", "type": "user", "content": [{"text": "<state_snapshot>the build is fixed</state_snapshot>"}]}),
+        json!({"id": "s2", "timestamp": "2026-01-01T00:00:05Z", "type": "gemini", "content": [{"text": "Got it. Thanks for the additional context!"}]}),
+    ];
+    history.extend(kept);
+    records.push(json!({"$set": {"messages": history, "lastUpdated": "2026-01-01T00:00:05Z"}}));
+    records.push(json!({"id": "u3", "timestamp": "2026-01-01T00:00:06Z", "type": "user", "content": [{"text": "now write a regression test"}]}));
+    records.push(json!({"id": "m3", "timestamp": "2026-01-01T00:00:07Z", "type": "gemini", "content": "Added tests/regression.rs.", "model": "gemini-2.5-pro"}));
+    let import = gemini_chat(&records);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    assert_eq!(
+        turn_ids(s),
+        ["u1", "m1", "m1:results", "u2", "m2", "s1", "s2", "u3", "m3"],
+        "the records stay the conversation, the summary joins it, records after the $set count"
+    );
+    let summary = &s.turns[5];
+    assert_eq!(summary.meta["compaction_summary"], true);
+    assert!(!summary.is_person_prompt());
+    assert_eq!(
+        result_texts(&s.turns[2]),
+        [("rsc-1", FULL_OUTPUT.to_owned())]
+    );
+    // The $set's copies of u2 and m2 were not applied.
+    assert_eq!(import.report.superseded_records, 2);
+    assert_eq!(import.report.malformed_lines_skipped, 0);
+
+    // Tool-output masking, and the session context a chat start writes: the full output stays,
+    // even when a later record of the message carries the placeholder (as older versions wrote
+    // it), and the context is context, not a prompt.
+    let mut records = gemini_records();
+    let mut history = vec![json!({"id": "ctx", "type": "user",
+        "content": [{"text": "<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\n</session_context>"}]})];
+    history.extend(records.iter().cloned().map(masked));
+    records.push(json!({"$set": {"messages": history}}));
+    records.push(masked(records[1].clone()));
+    let import = gemini_chat(&records);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    assert_eq!(turn_ids(s), ["u1", "m1", "m1:results", "u2", "m2", "ctx"]);
+    assert_eq!(
+        result_texts(&s.turns[2]),
+        [("rsc-1", FULL_OUTPUT.to_owned())]
+    );
+    assert_eq!(s.turns[5].meta["is_meta"], true);
+    // Four copies not applied, one record replaced in place.
+    assert_eq!(import.report.superseded_records, 5);
+}
+
+#[test]
+fn gemini_function_responses_and_calls_in_content_pair_once() {
+    use serde_json::json;
+    // A history Gemini CLI only wrote in a `$set`: a call as a content part, its response as a
+    // user message with an image beside it, and a part with no canonical form.
+    let records = [json!({"$set": {"messages": [
+        {"id": "s1", "type": "user", "content": [{"text": "<state_snapshot>...</state_snapshot>"}]},
+        {"id": "s2", "type": "gemini", "content": [{"text": "Checking."},
+            {"functionCall": {"id": "rsc-9", "name": "run_shell_command", "args": {"command": "cargo build"}}}]},
+        {"id": "s3", "type": "user", "content": [
+            {"functionResponse": {"id": "rsc-9", "name": "run_shell_command", "response": {"output": "error: linker `cc` not found"}}},
+            {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}]},
+        {"id": "s4", "type": "gemini", "content": [{"text": "Install a C toolchain."},
+            {"executableCode": {"language": "PYTHON", "code": "print(1)"}}]}
+    ]}})];
+    let import = gemini_chat(&records);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    let results = tool_results(&s.turns);
+    assert_eq!(tool_calls(&s.turns).len(), 1);
+    assert_eq!(results.len(), 1, "the call is answered, not cancelled");
+    assert_eq!(results[0].call_id, "rsc-9");
+    assert!(!results[0].is_error);
+    assert_eq!(results[0].parts.len(), 2, "the image belongs to the result");
+    assert_eq!(
+        s.turns[3].meta["unsupported_parts"],
+        json!([{"executableCode": {"language": "PYTHON", "code": "print(1)"}}])
+    );
+    assert_eq!(import.report.unsupported_parts, 1);
+
+    // A call both as a content part and in `toolCalls`, its response repeated in a later user
+    // message, and a call without an id answered by name.
+    let mut records = vec![
+        json!({"id": "u1", "type": "user", "content": [{"text": "build it"}]}),
+        json!({"id": "m1", "type": "gemini", "model": "gemini-2.5-pro", "content": [{"text": "Building."},
+            {"functionCall": {"id": "rsc-1", "name": "run_shell_command", "args": {"command": "make"}}}],
+            "toolCalls": [{"id": "rsc-1", "name": "run_shell_command", "args": {"command": "make"}, "status": "success",
+                "result": [{"functionResponse": {"id": "rsc-1", "name": "run_shell_command", "response": {"output": "ok"}}}]}]}),
+    ];
+    records.push(json!({"$set": {"messages": [
+        records[0].clone(), records[1].clone(),
+        {"id": "r1", "type": "user", "content": [{"functionResponse": {"id": "rsc-1", "name": "run_shell_command", "response": {"output": "ok"}}}]},
+        {"id": "m2", "type": "gemini", "content": [{"functionCall": {"name": "read_file", "args": {"absolute_path": "/p/a.rs"}}}]},
+        {"id": "r2", "type": "user", "content": [{"functionResponse": {"name": "read_file", "response": {"error": "no such file"}}}]}
+    ]}}));
+    let import = gemini_chat(&records);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    let calls: Vec<&str> = tool_calls(&s.turns).iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(calls, ["rsc-1", "m2:part-0"]);
+    let results: Vec<(&str, bool)> = tool_results(&s.turns)
+        .iter()
+        .map(|r| (r.call_id.as_str(), r.is_error))
+        .collect();
+    assert_eq!(results, [("rsc-1", false), ("m2:part-0", true)]);
+    assert!(
+        !turn_ids(s).contains(&"r1"),
+        "a repeated result adds nothing"
+    );
+    // Every backend takes the session (a call made twice used to make it refuse to fork).
+    for format in codeoid_core::translate::Format::ALL {
+        let backend = codeoid_core::translate::Backend::new(format);
+        codeoid_core::translate::to_messages(&s.turns, &backend, &Default::default())
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
+    }
+}
+
+#[test]
+fn a_resumed_gemini_chat_is_read_once_from_its_jsonl() {
+    use serde_json::json;
+    // Resuming `session-X.json` makes Gemini CLI write `session-X.jsonl` beside it: the metadata,
+    // every message of the `.json`, then the new ones. The `.json` stays.
+    let dir = tempfile::tempdir().unwrap();
+    let chats = dir.path().join("chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let old = gemini_records();
+    let meta = json!({"sessionId": "g", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z"});
+    let mut doc = meta.clone();
+    doc["messages"] = Value::Array(old.clone());
+    std::fs::write(chats.join("session-x.json"), doc.to_string()).unwrap();
+    let mut lines = vec![meta];
+    lines.extend(old);
+    lines.push(json!({"$set": {"sessionId": "g"}}));
+    lines.push(json!({"id": "u3", "type": "user", "content": [{"text": "and the tests?"}]}));
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(chats.join("session-x.jsonl"), text).unwrap();
+    // Another chat's `.json` beside them is not affected.
+    let mut other = doc.clone();
+    other["sessionId"] = json!("other");
+    std::fs::write(chats.join("session-y.json"), other.to_string()).unwrap();
+
+    let import = import::read_path(&chats).unwrap();
+    let ids: Vec<&str> = import
+        .sessions
+        .iter()
+        .map(|s| s.session_id.as_str())
+        .collect();
+    assert_eq!(ids, ["g", "other"]);
+    assert_eq!(turn_ids(&import.sessions[0]).last(), Some(&"u3"));
+    assert_eq!(import.report.files, 2);
+    assert_eq!(import.report.skipped_files.len(), 1);
+    let skipped = &import.report.skipped_files[0];
+    assert!(skipped.path.ends_with("session-x.json"), "{skipped:?}");
+    assert!(
+        skipped.reason.starts_with("superseded by ") && skipped.reason.contains("session-x.jsonl"),
+        "{}",
+        skipped.reason
+    );
+}
+
 #[test]
 fn swe_agent_trajectories_import_in_both_formats() {
     let import = read(
@@ -964,14 +1333,190 @@ fn swe_agent_trajectories_import_in_both_formats() {
     let s = &import.sessions[0];
     check_invariants(s);
     let stats = s.stats();
-    // 26 entries: system prompt, a demonstration, the task, 12 actions, 11 observations.
+    // 26 entries: system prompt, a demonstration, the task, 12 actions, 11 observations; the
+    // last action's observation is the trajectory's.
     assert_eq!(
-        (stats.user_turns, stats.assistant_turns, stats.tool_calls),
-        (13, 12, 0)
+        (
+            stats.user_turns,
+            stats.assistant_turns,
+            stats.tool_calls,
+            stats.tool_results
+        ),
+        (14, 12, 12, 12)
     );
+    // The demonstration (another repository's run) is context, never the task.
     assert_eq!(s.turns[0].meta["demonstration"], true);
-    assert_eq!(s.turns.last().unwrap().meta["action"], "submit\n");
+    assert_eq!(s.turns[0].meta["is_meta"], true);
+    assert!(!s.turns[0].is_person_prompt());
+    assert!(s.turns[1].is_person_prompt());
+    assert_eq!(s.turns[s.turns.len() - 2].meta["action"], "submit\n");
     assert_eq!(s.meta["model_stats"]["api_calls"], 12);
+}
+
+#[test]
+fn classic_swe_agent_actions_become_the_calls_the_function_calling_format_records() {
+    // The function-calling trajectory records each step twice: the `action` string and the
+    // `tool_calls` it came from. Stripped of `tool_calls`, it is a classic-format trajectory;
+    // its actions must come back as the same calls, answered by the same observations.
+    let rel =
+        "swe-agent-trajectories/marshmallow-code__marshmallow-1867.function_calling_replace.traj";
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(fixture(rel)).unwrap()).unwrap();
+    let mut classic = doc.clone();
+    let mut expected = Vec::new();
+    for entry in classic["history"].as_array_mut().unwrap() {
+        let entry = entry.as_object_mut().unwrap();
+        if let Some(Value::Array(calls)) = entry.remove("tool_calls") {
+            for call in calls {
+                let arguments = call["function"]["arguments"].as_str().unwrap();
+                let input: Value = serde_json::from_str(arguments).unwrap();
+                expected.push((call["function"]["name"].as_str().unwrap().to_owned(), input));
+            }
+        }
+        if entry["role"] == "tool" {
+            entry.remove("tool_call_ids");
+            entry.insert("role".into(), "user".into());
+        }
+    }
+    assert_eq!(expected.len(), 11);
+    let import = import::read_bytes(
+        LogFormat::SweAgent,
+        Path::new("classic.traj"),
+        classic.to_string().as_bytes(),
+    )
+    .unwrap();
+    let s = &import.sessions[0];
+    check_invariants(s);
+    let got: Vec<(String, Value)> = tool_calls(&s.turns)
+        .iter()
+        .map(|c| (c.name.clone(), c.input.clone()))
+        .collect();
+    assert_eq!(got, expected);
+    let answers: Vec<&str> = doc["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["role"] == "tool")
+        .map(|e| e["content"].as_str().unwrap())
+        .collect();
+    let results: Vec<String> = s
+        .turns
+        .iter()
+        .flat_map(|t| result_texts(t).into_iter().map(|(_, text)| text))
+        .collect();
+    assert_eq!(results, answers);
+    assert_eq!(
+        s.stats().user_turns,
+        12,
+        "the task and 11 results, no prompt of tool output"
+    );
+
+    // The real classic trajectory: every action is a call, every observation its result, and
+    // the last (`submit`), which has no observation in `history`, gets the trajectory's.
+    let rel = "swe-agent-trajectories/pydicom__pydicom-1458.traj";
+    let import = read(rel);
+    let s = &import.sessions[0];
+    check_invariants(s);
+    let names: Vec<&str> = tool_calls(&s.turns)
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "create",
+            "edit",
+            "bash",
+            "find_file",
+            "open",
+            "edit",
+            "edit",
+            "edit",
+            "edit",
+            "bash",
+            "bash",
+            "submit"
+        ]
+    );
+    let open = tool_calls(&s.turns)[4];
+    assert_eq!(
+        open.input["path"],
+        "pydicom/pixel_data_handlers/numpy_handler.py"
+    );
+    assert_eq!(open.input["line_number"], 293);
+    let results = tool_results(&s.turns);
+    assert_eq!(results.len(), 12);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(fixture(rel)).unwrap()).unwrap();
+    let last = doc["trajectory"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        result_texts(s.turns.last().unwrap())[0].1,
+        last["observation"].as_str().unwrap()
+    );
+    // Prompts: the demonstration (context) and the task; no observation is a prompt.
+    let prompts: Vec<&Turn> = s.turns.iter().filter(|t| t.is_user_prompt()).collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts[1].text().starts_with("We're currently solving"));
+}
+
+#[test]
+fn a_retry_run_imports_every_attempt_as_its_own_session() {
+    // RetryAgent writes its attempts under `attempts` and, once it chose, the best one's copy at
+    // the top level; while it runs, only the attempts.
+    let load = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(fixture(rel)).unwrap()).unwrap()
+    };
+    let first = load("swe-agent-trajectories/pydicom__pydicom-1458.traj");
+    let second = load("swe-agent-trajectories/swe-agent__test-repo-i1.traj");
+    let mut done = second.clone();
+    done["attempts"] = serde_json::json!([first, second]);
+    done["info"]["best_attempt_idx"] = 1.into();
+    let running = serde_json::json!({"attempts": [first]});
+
+    let dir = tempfile::tempdir().unwrap();
+    for (name, doc) in [("done.traj", &done), ("running.traj", &running)] {
+        std::fs::write(dir.path().join(name), doc.to_string()).unwrap();
+        assert_eq!(
+            import::detect_format(&dir.path().join(name)).unwrap(),
+            LogFormat::SweAgent,
+            "{name}"
+        );
+    }
+    let import = import::read_path(dir.path()).unwrap();
+    assert!(
+        import.report.skipped_files.is_empty(),
+        "{:?}",
+        import.report.skipped_files
+    );
+    let ids: Vec<&str> = import
+        .sessions
+        .iter()
+        .map(|s| s.session_id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["done#attempt-0", "done#attempt-1", "running#attempt-0"]
+    );
+    for s in &import.sessions {
+        check_invariants(s);
+    }
+    let (a0, a1) = (&import.sessions[0], &import.sessions[1]);
+    assert_eq!(
+        a0.turns.len(),
+        read("swe-agent-trajectories/pydicom__pydicom-1458.traj").sessions[0]
+            .turns
+            .len()
+    );
+    assert_eq!(
+        a1.turns.len(),
+        read("swe-agent-trajectories/swe-agent__test-repo-i1.traj").sessions[0]
+            .turns
+            .len()
+    );
+    assert_eq!(a1.meta["best_attempt"], true);
+    assert!(!a0.meta.contains_key("best_attempt"));
+    assert_eq!(
+        (a0.meta["attempt"].clone(), a0.meta["attempts"].clone()),
+        (0.into(), 2.into())
+    );
 }
 
 // ---------------------------------------------------------------- detection and errors

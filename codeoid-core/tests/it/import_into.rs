@@ -944,3 +944,243 @@ fn a_subagent_imported_after_its_parent_joins_the_parents_workspace() {
     assert_eq!(stored_sub.workspace_id, stored_parent.workspace_id);
     assert_eq!(store.workspaces().unwrap().len(), 1);
 }
+
+/// The hex sha256 of `path`'s text: a Gemini CLI `projectHash`.
+fn project_hash(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(path.to_str().unwrap().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A Gemini CLI `.jsonl` chat: its metadata line, then `records`.
+fn gemini_jsonl(meta: Value, records: &[Value]) -> String {
+    std::iter::once(&meta)
+        .chain(records)
+        .map(|r| format!("{r}\n"))
+        .collect()
+}
+
+fn gemini_prompt(id: &str, text: &str) -> Value {
+    serde_json::json!({"id": id, "timestamp": "2026-01-05T10:00:00Z", "type": "user", "content": [{"text": text}]})
+}
+
+fn gemini_answer(id: &str, text: &str) -> Value {
+    serde_json::json!({"id": id, "timestamp": "2026-01-05T10:00:01Z", "type": "gemini", "content": text, "model": "gemini-2.5-pro"})
+}
+
+#[test]
+fn a_gemini_chat_that_rewrote_its_history_ends_as_if_imported_once_at_every_cut() {
+    use serde_json::json;
+    // A chat compressed mid-way (`$set.messages` = a summary, its acknowledgement and the kept
+    // messages), then going on; imported at every line while it was written, then whole. The
+    // second import used to be refused as another conversation.
+    let meta = json!({"sessionId": "g-grow", "projectHash": "h", "startTime": "2026-01-05T10:00:00Z", "kind": "main"});
+    let call = json!({"id": "m1", "timestamp": "2026-01-05T10:00:02Z", "type": "gemini", "content": "Building.", "model": "gemini-2.5-pro",
+        "toolCalls": [{"id": "rsc-1", "name": "run_shell_command", "args": {"command": "make"}, "status": "success",
+            "result": [{"functionResponse": {"id": "rsc-1", "name": "run_shell_command", "response": {"output": "error: undefined frobnicate"}}}]}]});
+    let records = [
+        gemini_prompt("u1", "why does the build fail?"),
+        call,
+        json!({"$set": {"lastUpdated": "2026-01-05T10:00:02Z"}}),
+        gemini_prompt("u2", "fix it"),
+        gemini_answer("m2", "Renamed it."),
+        json!({"$set": {"messages": [
+            gemini_prompt("s1", "<state_snapshot>the build is fixed</state_snapshot>"),
+            gemini_answer("s2", "Got it. Thanks for the additional context!"),
+            gemini_prompt("u2", "fix it"),
+            gemini_answer("m2", "Renamed it.")
+        ]}}),
+        gemini_prompt("u3", "now add a regression test"),
+        gemini_answer("m3", "Added tests/regression.rs."),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("gemini");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let rel = "chats/session-2026-01-05T10-00-ggrow000.jsonl";
+    std::fs::create_dir_all(root.join("chats")).unwrap();
+    std::fs::write(root.join(rel), gemini_jsonl(meta, &records)).unwrap();
+    let options = ImportOptions {
+        fallback_dir: Some(project),
+        ..finishing()
+    };
+    let cuts: Vec<(usize, bool)> = (1..=records.len() + 1).map(|k| (k, false)).collect();
+    check_growing(&root, rel, &cuts, &options);
+
+    let (_db, store) = open(dir.path());
+    let summary = import(&store, &root.join(rel), &options);
+    assert_eq!((summary.sessions_new, summary.sessions_skipped), (1, 0));
+    let stored = store.turns("g-grow", ..).unwrap();
+    let ids: Vec<&str> = stored.iter().filter_map(|t| t.turn.id.as_deref()).collect();
+    assert_eq!(
+        ids,
+        ["u1", "m1", "m1:results", "u2", "m2", "s1", "s2", "u3", "m3"]
+    );
+    let kinds: Vec<EpisodeKind> = store
+        .session_episodes("g-grow")
+        .unwrap()
+        .iter()
+        .map(|h| h.kind)
+        .collect();
+    assert!(kinds.contains(&EpisodeKind::Compaction), "{kinds:?}");
+}
+
+#[test]
+fn a_gemini_chat_resumed_into_a_jsonl_brings_its_stored_session_up_to_date() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let chats = dir.path().join("chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let meta =
+        json!({"sessionId": "g-resumed", "projectHash": "h", "startTime": "2026-01-05T10:00:00Z"});
+    let old = [
+        gemini_prompt("u1", "read package.json"),
+        gemini_answer("m1", "It is test-project."),
+    ];
+    let mut doc = meta.clone();
+    doc["messages"] = json!(old);
+    std::fs::write(chats.join("session-r.json"), doc.to_string()).unwrap();
+    let options = ImportOptions {
+        fallback_dir: Some(dir.path().to_path_buf()),
+        ..finishing()
+    };
+    // Imported before the chat was resumed...
+    let first = import(&store, &chats, &options);
+    assert_eq!((first.sessions_new, first.turns_added), (1, 2));
+    // ...and after: the `.jsonl` holds the old messages and the new ones; the `.json` stays.
+    let mut lines = old.to_vec();
+    lines.push(json!({"$set": {"sessionId": "g-resumed"}}));
+    lines.push(gemini_prompt("u2", "and its version?"));
+    lines.push(gemini_answer("m2", "1.0.0."));
+    std::fs::write(chats.join("session-r.jsonl"), gemini_jsonl(meta, &lines)).unwrap();
+    let second = import(&store, &chats, &options);
+    assert_eq!(
+        (
+            second.sessions_updated,
+            second.sessions_skipped,
+            second.turns_added
+        ),
+        (1, 0, 2),
+        "{:?}",
+        second.skipped_sessions
+    );
+    assert_eq!(
+        second.report.files_skipped, 1,
+        "the .json, whose messages the .jsonl has"
+    );
+    assert_eq!(store.session("g-resumed").unwrap().turn_count, 4);
+    let third = import(&store, &chats, &options);
+    assert_eq!((third.sessions_unchanged, third.turns_added), (1, 0));
+}
+
+#[test]
+fn gemini_chats_go_to_the_directory_their_project_hash_names() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let here = dir.path().canonicalize().unwrap();
+    let (proj_a, proj_b) = (here.join("projA"), here.join("projB"));
+    std::fs::create_dir_all(proj_a.join("src")).unwrap();
+    std::fs::create_dir_all(&proj_b).unwrap();
+    let chats = here.join("tmp/chats");
+    std::fs::create_dir_all(chats.join("parent-elsewhere")).unwrap();
+    let chat = |name: &str, id: &str, meta: Value| {
+        let mut meta = meta;
+        meta["sessionId"] = json!(id);
+        meta["startTime"] = json!("2026-01-05T10:00:00Z");
+        let records = [
+            gemini_prompt(&format!("{id}-u"), "what is here?"),
+            gemini_answer(&format!("{id}-a"), "code"),
+        ];
+        std::fs::write(chats.join(name), gemini_jsonl(meta, &records)).unwrap();
+    };
+    // A chat of projA, imported from one of its subfolders; one of a project not on this machine;
+    // a subagent whose workspace directories name projB.
+    chat(
+        "session-a.jsonl",
+        "g-a",
+        json!({"projectHash": project_hash(&proj_a)}),
+    );
+    let gone = Path::new("/nowhere/project");
+    chat(
+        "session-gone.jsonl",
+        "g-gone",
+        json!({"projectHash": project_hash(gone)}),
+    );
+    chat(
+        "parent-elsewhere/g-sub.jsonl",
+        "g-sub",
+        json!({"projectHash": project_hash(&proj_b), "kind": "subagent", "directories": [proj_b]}),
+    );
+    let read = import::read_path(&chats).unwrap();
+    let sub = read
+        .sessions
+        .iter()
+        .find(|s| s.session_id == "g-sub")
+        .unwrap();
+    assert_eq!(sub.cwd.as_deref(), Some(proj_b.as_path()));
+
+    let options = ImportOptions {
+        fallback_dir: Some(proj_a.join("src")),
+        ..finishing()
+    };
+    let summary = import(&store, &chats, &options);
+    assert_eq!(summary.sessions_new, 3, "{:?}", summary.skipped_sessions);
+    assert_eq!(store.session("g-a").unwrap().root, proj_a);
+    assert_eq!(store.session("g-sub").unwrap().root, proj_b);
+    // No directory has the hash: the fallback, as before, but the report says so.
+    assert_eq!(store.session("g-gone").unwrap().root, proj_a.join("src"));
+    let warnings: Vec<&import::Issue> = summary
+        .report
+        .warning_list
+        .iter()
+        .filter(|w| w.reason.contains(&project_hash(gone)))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{:?}", summary.report.warning_list);
+    assert!(warnings[0].path.ends_with("session-gone.jsonl"));
+    assert_eq!(summary.report.warnings, 1);
+}
+
+#[test]
+fn a_swe_agent_demonstration_is_never_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, store) = open(dir.path());
+    let traj = evaldata().join("swe-agent-trajectories/pydicom__pydicom-1458.traj");
+    let options = ImportOptions {
+        fallback_dir: Some(dir.path().to_path_buf()),
+        ..finishing()
+    };
+    import(&store, &traj, &options);
+    let stored = store.session("pydicom__pydicom-1458").unwrap();
+    let intent = stored.first_intent.unwrap();
+    assert!(intent.starts_with("We're currently solving"), "{intent}");
+    let episodes = store.session_episodes(&stored.id).unwrap();
+    let per_kind = |kind| episodes.iter().filter(|h| h.kind == kind).count();
+    // The demonstration is one context episode; every action is a tool call with its result,
+    // whose intent is the task; no observation is a prompt.
+    assert_eq!(per_kind(EpisodeKind::Context), 1);
+    assert_eq!(per_kind(EpisodeKind::ToolCall), 12);
+    assert_eq!(per_kind(EpisodeKind::UserTurn), 0);
+    let open = episodes
+        .iter()
+        .find(|h| h.tool_name.as_deref() == Some("open"))
+        .unwrap();
+    assert_eq!(open.status, EpisodeStatus::Ok);
+    assert_eq!(
+        open.summary,
+        "open(pydicom/pixel_data_handlers/numpy_handler.py)"
+    );
+    let content = store.episode(&stored.workspace_id, &open.id).unwrap();
+    assert!(
+        content
+            .content
+            .starts_with("# User intent\nWe're currently solving"),
+        "{}",
+        &content.content[..200]
+    );
+    let paths: Vec<&str> = content.paths.iter().map(|p| p.given.as_str()).collect();
+    assert_eq!(paths, ["pydicom/pixel_data_handlers/numpy_handler.py"]);
+}

@@ -90,13 +90,16 @@ pub(super) fn message_parts(content: Option<&Value>) -> Result<(Vec<Part>, Vec<V
     Ok((parts, unsupported))
 }
 
-/// A call output: a string, `{content, success}`, or an array of `input_text`/`input_image`.
-pub(super) fn output_parts(output: Option<&Value>) -> Result<(Vec<ToolResultPart>, bool), String> {
+/// A call output: a string, `{content, success}`, or an array of `input_text`/`input_image`;
+/// with `Some(failed)` when the output itself says (an object's `success`).
+pub(super) fn output_parts(
+    output: Option<&Value>,
+) -> Result<(Vec<ToolResultPart>, Option<bool>), String> {
     match output {
-        None | Some(Value::Null) => Ok((Vec::new(), false)),
-        Some(Value::String(text)) => Ok((vec![ToolResultPart::Text { text: text.clone() }], false)),
+        None | Some(Value::Null) => Ok((Vec::new(), None)),
+        Some(Value::String(text)) => Ok((vec![ToolResultPart::Text { text: text.clone() }], None)),
         Some(Value::Object(obj)) => {
-            let failed = obj.get("success").and_then(Value::as_bool) == Some(false);
+            let failed = obj.get("success").and_then(Value::as_bool).map(|ok| !ok);
             let (parts, _) = output_parts(obj.get("content"))?;
             Ok((parts, failed))
         }
@@ -120,7 +123,7 @@ pub(super) fn output_parts(output: Option<&Value>) -> Result<(Vec<ToolResultPart
                     }),
                 }
             }
-            Ok((parts, false))
+            Ok((parts, None))
         }
         Some(other) => Err(format!(
             "call output is a JSON {}; expected a string, object or array",

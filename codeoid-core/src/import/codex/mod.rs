@@ -10,7 +10,11 @@
 //!   their `*_output`s. `developer`/`system` messages are instructions, not turns;
 //! - `compacted` becomes a user turn flagged `meta.compaction_summary`;
 //! - `event_msg`s mostly duplicate response items and are ignored, except `token_count`
-//!   (usage) and `turn_aborted` / `error` (an error part).
+//!   (usage) and `turn_aborted` / `error` (an error part); `exec_command_end` and
+//!   `patch_apply_end` say which calls failed (see `outcome`, which also reads the outputs);
+//! - a response item of any other type (`web_search_call`, `image_generation_call`,
+//!   `ghost_snapshot`...) is kept verbatim in `meta.unsupported_parts` of the response's
+//!   assistant turn.
 //!
 //! Usage: `token_count` totals are cumulative and are sometimes written twice. Each new total
 //! minus the previous one is one usage entry, attached to the latest assistant turn; a total
@@ -22,13 +26,15 @@
 //! Turn ids are `line-<n>` of the turn's first line (rollouts are append-only).
 //!
 //! This module walks the lines and assembles turns; payload → part conversion lives in
-//! `items`, cumulative token accounting in `tokens`.
+//! `items`, call outcomes in `outcome`, cumulative token accounting in `tokens`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 mod items;
+mod outcome;
 mod tokens;
 
 use self::items::{is_harness_context, message_parts, output_parts, reasoning_text};
@@ -49,6 +55,8 @@ struct Reader<'a> {
     builder: ConversationBuilder,
     model: Option<String>,
     ledger: Ledger,
+    /// `call_id` → failed, from the rollout's command and patch events.
+    outcomes: HashMap<String, bool>,
 }
 
 /// Reads one Codex rollout.
@@ -92,6 +100,7 @@ pub(crate) fn read(path: &Path, bytes: &[u8], report: &mut ImportReport) -> Vec<
         builder: ConversationBuilder::new(SOURCE, Some(provider), primary),
         model: None,
         ledger: Ledger::default(),
+        outcomes: outcome::event_outcomes(&records),
     };
     for (number, obj) in records {
         reader.record(obj, number, report, &mut session);
@@ -242,8 +251,8 @@ impl Reader<'_> {
         mut head: TurnHead,
         report: &mut ImportReport,
     ) -> Result<(), String> {
-        let kind = str_field(&item, "type").unwrap_or_default();
-        match kind {
+        let kind = str_field(&item, "type").unwrap_or_default().to_owned();
+        match kind.as_str() {
             "message" => {
                 let role = str_field(&item, "role").unwrap_or_default();
                 let (parts, unsupported) = message_parts(item.get("content"))?;
@@ -286,7 +295,7 @@ impl Reader<'_> {
                 let id = string_field(&item, "call_id")
                     .or_else(|| string_field(&item, "id"))
                     .ok_or_else(|| format!("{kind} has no \"call_id\""))?;
-                let (name, input) = match kind {
+                let (name, input) = match kind.as_str() {
                     "function_call" => {
                         let args = str_field(&item, "arguments").unwrap_or("{}");
                         let input = serde_json::from_str(args).unwrap_or_else(|_| {
@@ -321,7 +330,11 @@ impl Reader<'_> {
             "function_call_output" | "custom_tool_call_output" => {
                 let call_id = string_field(&item, "call_id")
                     .ok_or_else(|| format!("{kind} has no \"call_id\""))?;
-                let (parts, is_error) = output_parts(item.get("output"))?;
+                let (parts, said) = output_parts(item.get("output"))?;
+                let is_error = match self.outcomes.get(&call_id) {
+                    Some(&failed) => failed,
+                    None => said.unwrap_or_else(|| outcome::text_says_failed(&parts)),
+                };
                 self.builder.results(
                     head,
                     vec![Part::ToolResult(ToolResult {
@@ -332,7 +345,17 @@ impl Reader<'_> {
                 );
                 self.builder.seal_response();
             }
-            other => report.ignored(&format!("response_item {other}")),
+            _ => {
+                // No canonical part (a web search, an image generation, a ghost snapshot): kept
+                // verbatim on the response it belongs to.
+                report.unsupported_parts += 1;
+                head.model.clone_from(&self.model);
+                head.meta.insert(
+                    "unsupported_parts".to_owned(),
+                    Value::Array(vec![Value::Object(item)]),
+                );
+                self.builder.assistant(Some(RESPONSE), head, Vec::new());
+            }
         }
         Ok(())
     }
