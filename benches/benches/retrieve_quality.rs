@@ -21,6 +21,15 @@
 //!   Asked as of the end of the recorded history. Lines found in more than five episodes (a
 //!   harness's stock refusal) are not specific enough to name an episode and are skipped.
 //!
+//! - `off-topic` (for the weak labels only): the prompts of the other harnesses' logs in
+//!   evaldata (SWE-agent trajectories, the Codex and Gemini fixtures), about other projects.
+//!   Nothing in the Claude Code sessions is relevant to them.
+//!
+//! Weak labels ([`codeoid_core::retrieve::Relevance`]): of the relevant hits in the hybrid's
+//! top 10, how many are labelled weak (the tools would show their header only), and of the
+//! off-topic queries' hits at the tool's default limit (6), how many are weak and how many
+//! queries have only weak hits.
+//!
 //! The first three modes only change `RetrievalConfig::weights`: `bm25` is `0,1,0,0`, `vectors`
 //! is `1,0,0,0`, `hybrid` the defaults. They see the same candidates (top 50 of each channel),
 //! so a single-signal mode is that signal's ranking of the union. The `budget 100` modes also
@@ -57,8 +66,9 @@ use codeoid_core::store::{
 /// Bumped when the way the store is built changes (v2: vectors stored as f16; v3: harness-injected
 /// turns are context episodes, tool calls anchored on their turn; v4: task notifications are
 /// context too, and a long path's summary keeps its end; v5: tool calls indexed by their words,
-/// JSON escapes decoded and line-number gutters left out).
-const STORE_VERSION: &str = "v5";
+/// JSON escapes decoded and line-number gutters left out; v6: shell commands that show a file are
+/// reads of it, and memory-tool calls name no path).
+const STORE_VERSION: &str = "v6";
 /// Hits asked for; MRR counts 0 beyond.
 const DEPTH: usize = 10;
 /// Longest query kept (characters); a pasted log is cut.
@@ -183,6 +193,33 @@ fn error_line(parts: &[ToolResultPart]) -> Option<String> {
         })
         .find(|l| l.to_ascii_lowercase().contains("error") && l.split_whitespace().count() >= 3)
         .map(|l| l.chars().take(200).collect())
+}
+
+/// The off-topic queries: every user prompt of the other harnesses' logs in evaldata, as
+/// [`user_intent`] reads it, once.
+fn off_topic(end: DateTime<Utc>) -> Vec<Query> {
+    let root = codeoid_benches::real_sessions::evaldata();
+    let mut queries: Vec<Query> = Vec::new();
+    for dir in ["swe-agent-trajectories", "codex-gemini-fixtures"] {
+        let import = codeoid_core::import::read_path(&root.join(dir)).unwrap();
+        for session in import.sessions {
+            for turn in session.turns.iter().filter(|t| t.role == Role::User) {
+                let Some(text) = user_intent(&turn.parts, false) else {
+                    continue;
+                };
+                if queries.iter().all(|q| q.text != text) {
+                    queries.push(Query {
+                        family: "off-topic",
+                        text,
+                        relevant: HashSet::new(),
+                        as_of: end,
+                        until: None,
+                    });
+                }
+            }
+        }
+    }
+    queries
 }
 
 fn derive(store: &Store, sessions: &[ImportedSession], ids: &[String]) -> Vec<Query> {
@@ -343,6 +380,106 @@ fn derive(store: &Store, sessions: &[ImportedSession], ids: &[String]) -> Vec<Qu
     queries
 }
 
+/// Asks `queries` (with their vectors) of the hybrid at the default settings.
+fn hybrid_hits(
+    store: &Arc<Store>,
+    queries: &[Query],
+    vectors: &[Vec<f32>],
+    limit: usize,
+) -> Vec<Vec<codeoid_core::retrieve::Hit>> {
+    let r = retriever(store, Weights::default(), DEFAULT_LEXICAL_BUDGET);
+    r.flush().unwrap();
+    queries
+        .iter()
+        .zip(vectors)
+        .map(|(q, v)| {
+            let mut query = RecallQuery::new(q.text.clone())
+                .limit(limit)
+                .filters(RecallFilters {
+                    until: q.until,
+                    ..RecallFilters::default()
+                });
+            query.as_of = Some(q.as_of);
+            r.recall_embedded(&query, v).unwrap()
+        })
+        .collect()
+}
+
+/// Prints (and bounds) the weak labels: relevant hits of the hybrid's top 10 labelled weak, per
+/// family, and the off-topic queries' hits at the tool's default limit.
+fn weak_labels(
+    store: &Arc<Store>,
+    queries: &[Query],
+    vectors: &[Vec<f32>],
+    off_topic: &[Query],
+    off_vectors: &[Vec<f32>],
+) {
+    println!(
+        "\n| queries | relevant hits in the top 10 | weak | weak in the top 6 |\n|---|---|---|---|"
+    );
+    let hits = hybrid_hits(store, queries, vectors, DEPTH);
+    let mut weak_relevant = Vec::new();
+    for family in ["reread (prompt)", "reread (intent)", "error", "all"] {
+        let (mut relevant, mut weak, mut weak_shown) = (0, 0, 0);
+        for (q, hits) in queries.iter().zip(&hits) {
+            if family != "all" && q.family != family {
+                continue;
+            }
+            for (rank, h) in hits.iter().enumerate() {
+                if !q.relevant.contains(&h.header.id) {
+                    continue;
+                }
+                relevant += 1;
+                if h.relevance.weak {
+                    weak += 1;
+                    weak_shown += usize::from(rank < 6);
+                    if family == "all" {
+                        weak_relevant.push((q.family, rank + 1, h));
+                    }
+                }
+            }
+        }
+        println!("| {family} | {relevant} | {weak} | {weak_shown} |");
+        if family == "error" {
+            assert_eq!(weak, 0, "an error line's episodes hold its words");
+        }
+    }
+    for (family, rank, h) in &weak_relevant {
+        let r = &h.relevance;
+        println!(
+            "  weak but relevant ({family}, rank {rank}): {} — {} of {} terms, share {:.2}, lift \
+             {:.2} (needed {:.2})",
+            h.header.summary,
+            r.held.len(),
+            r.terms,
+            r.share,
+            r.lift.unwrap_or(f64::NAN),
+            r.lift_needed.unwrap_or(f64::NAN)
+        );
+    }
+    let hits = hybrid_hits(store, off_topic, off_vectors, 6);
+    let total: usize = hits.iter().map(Vec::len).sum();
+    let weak: usize = hits.iter().flatten().filter(|h| h.relevance.weak).count();
+    let all_weak = hits
+        .iter()
+        .filter(|h| !h.is_empty() && h.iter().all(|h| h.relevance.weak))
+        .count();
+    println!(
+        "off-topic: {} queries, {total} hits at limit 6, {weak} weak; {all_weak} queries with \
+         only weak hits",
+        off_topic.len()
+    );
+    assert!(
+        off_topic.len() >= 5,
+        "too few off-topic prompts: {}",
+        off_topic.len()
+    );
+    assert!(
+        weak * 2 > total,
+        "most off-topic hits are weak: {weak} of {total}"
+    );
+}
+
 #[derive(Default, Clone, Copy)]
 struct Metrics {
     n: usize,
@@ -439,13 +576,26 @@ fn main() {
         .collect();
     drop(first);
 
-    // With CODEOID_QUALITY_DUMP set: every candidate's four components and relevance, one JSON
-    // line per query, for studying fusion offline.
+    let end = queries.iter().map(|q| q.as_of).max().unwrap();
+    let off_topic = off_topic(end);
+    let off_vectors: Vec<Vec<f32>> = off_topic
+        .iter()
+        .map(|q| model.embed_query(&q.text).unwrap())
+        .collect();
+    weak_labels(&store, &queries, &vectors, &off_topic, &off_vectors);
+
+    // With CODEOID_QUALITY_DUMP set, one JSON line per query (the off-topic ones too) with every
+    // candidate as `[relevant, vec, bm25, recency, path, terms, terms held, share, lift,
+    // lift needed, weak]`, for studying fusion and the weak labels offline.
     if let Some(path) = std::env::var_os("CODEOID_QUALITY_DUMP") {
         let r = retriever(&store, Weights::default(), DEFAULT_LEXICAL_BUDGET);
         r.flush().unwrap();
         let mut out = String::new();
-        for (q, v) in queries.iter().zip(&vectors) {
+        for (q, v) in queries
+            .iter()
+            .zip(&vectors)
+            .chain(off_topic.iter().zip(&off_vectors))
+        {
             let mut query = RecallQuery::new(q.text.clone())
                 .limit(codeoid_core::retrieve::MAX_RECALL_LIMIT)
                 .filters(RecallFilters {
@@ -459,12 +609,19 @@ fn main() {
                 .iter()
                 .map(|h| {
                     let c = h.components;
+                    let r = &h.relevance;
                     serde_json::json!([
                         q.relevant.contains(&h.header.id),
                         c.vec,
                         c.bm25,
                         c.recency,
-                        c.path
+                        c.path,
+                        r.terms,
+                        r.held.len(),
+                        r.share,
+                        r.lift,
+                        r.lift_needed,
+                        r.weak
                     ])
                 })
                 .collect();

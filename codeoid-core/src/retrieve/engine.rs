@@ -11,7 +11,11 @@
 //!    index's int8 rows with the query in f32 (within ~0.01 of the f32 cosine; no store reads),
 //!    and paths when the query names any.
 //! 3. Fusion ranks the union; the best `limit` are read whole, passing over a subagent's answer
-//!    and its parent's episode holding it when the other is already a hit (see `duplicates`).
+//!    and its parent's episode holding it when the other is already a hit, and showing a
+//!    command's raw output as the call that names it or holds it (see `duplicates`).
+//! 4. Each hit is judged ([`super::relevance`]): the query terms its text holds and its cosine
+//!    against a sample of the scope's (taken during the vector scan); a hit with neither worth
+//!    the name is weak.
 //!
 //! Without a model (none found, still downloading, disabled) the vector channel is empty and
 //! every `vec` is 0: BM25, recency and paths still rank. An episode recorded a moment ago and
@@ -27,10 +31,11 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::config::{EmbeddingConfig, RetrievalConfig};
-use super::duplicates::SubagentAnswers;
+use super::duplicates::{SubagentAnswers, namer_below, raw_output_named_by};
 use super::fusion::{Candidate, rank};
 use super::paths::QueryPaths;
 use super::query::{Hit, RecallQuery};
+use super::relevance::{BASELINE_SAMPLE, Baseline, Relevance, judge};
 use super::vector_index::IndexFilter;
 use super::worker::{EmbeddingStatus, Worker};
 use crate::canonical::PathAccess;
@@ -64,6 +69,9 @@ struct VectorCandidates {
     query: Option<Vec<f32>>,
     /// `(episode key, approximate cosine)`, best first.
     hits: Vec<(i64, f32)>,
+    /// The episodes in scope and the approximate cosines of a sample of them (see
+    /// `relevance`).
+    sample: (usize, Vec<f32>),
 }
 
 /// How the query vector is obtained.
@@ -282,6 +290,7 @@ impl Retriever {
         let VectorCandidates {
             query: query_vector,
             hits: vector_hits,
+            sample,
         } = vector?;
 
         // The union, in a stable order: lexical candidates, then vector-only ones, with their
@@ -351,28 +360,47 @@ impl Retriever {
         let ranked = rank(&candidates, &query_paths, &self.config, now);
         let mut subagent_answers = SubagentAnswers::new(&self.store);
         let mut hits = Vec::with_capacity(query.limit);
-        for ranked in ranked {
+        // Candidates already shown higher up: a call standing in for the raw output it names.
+        let mut shown: HashSet<usize> = HashSet::new();
+        for (at, first) in ranked.iter().enumerate() {
             if hits.len() == query.limit {
                 break;
             }
-            let candidate = &candidates[ranked.index];
+            if shown.contains(&first.index) {
+                continue;
+            }
             // Replaced by a concurrent re-import since the candidates were read: not a failure.
-            let episode = match self.store.episode(ws, &candidate.header.id) {
+            let mut episode = match self.store.episode(ws, &candidates[first.index].header.id) {
                 Ok(episode) => episode,
                 Err(e) if e.kind() == ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
             };
-            if subagent_answers.repeats_a_hit(&episode.header, &episode.content, &hits)? {
+            if subagent_answers.repeats_a_hit(&episode.header, &episode.content, &hits)?
+                || raw_output_named_by(&episode.header, &episode.content, &hits)
+            {
                 continue;
+            }
+            let mut chosen = *first;
+            // A command's raw output named by a call ranked below it: the call takes its place.
+            let below = &ranked[at + 1..];
+            let raw = (&episode.header, episode.content.as_str());
+            if let Some((namer, named_by)) = namer_below(&self.store, ws, raw, &candidates, below)?
+            {
+                shown.insert(namer.index);
+                (chosen, episode) = (namer, named_by);
             }
             hits.push(Hit {
                 header: episode.header,
                 content: episode.content,
                 paths: episode.paths,
-                score: ranked.score,
-                components: ranked.components,
+                score: chosen.score,
+                components: chosen.components,
+                relevance: Relevance::default(),
             });
         }
+        let (scope, sample) = sample;
+        let baseline = Baseline::of(scope, sample.into_iter().map(f64::from));
+        judge(&self.store, &query.text, baseline, &candidates, &mut hits)?;
         Ok(hits)
     }
 
@@ -389,6 +417,7 @@ impl Retriever {
             return Ok(VectorCandidates {
                 query: None,
                 hits: Vec::new(),
+                sample: (0, Vec::new()),
             });
         };
         let query_vector = match vector {
@@ -433,13 +462,22 @@ impl Retriever {
         } else {
             cores.saturating_sub(1)
         };
-        let hits = self
+        let (hits, sample) = self
             .worker()
-            .with_index(|index| index.map(|i| i.search_on(&query_vector, &filter, k, threads)))
+            .with_index(|index| {
+                index.map(|i| {
+                    let hits = i.search_on(&query_vector, &filter, k, threads);
+                    (
+                        hits,
+                        i.sample_cosines(&query_vector, &filter, BASELINE_SAMPLE),
+                    )
+                })
+            })
             .unwrap_or_default();
         Ok(VectorCandidates {
             query: Some(query_vector),
             hits,
+            sample,
         })
     }
 }

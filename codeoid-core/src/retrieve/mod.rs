@@ -12,7 +12,10 @@
 //! - `fusion`: the four-signal score over a candidate batch.
 //! - `worker` ([`EmbeddingStatus`], [`EmbeddingPhase`]): the background embedding worker and
 //!   backfill.
-//! - `duplicates`: a subagent's answer and its parent's episode holding it count as one hit.
+//! - `duplicates`: one text never takes two hits (a subagent's answer and its parent's episode
+//!   holding it; a command's raw output and the call whose compressed output names it).
+//! - `relevance` ([`Relevance`]): the query terms a hit holds, its similarity against the
+//!   scope's typical one, and whether it is weak.
 //! - `engine` ([`Retriever`]): the two channels, candidate completion and fusion.
 //!
 //! Dependencies point down only: this module uses `store` and `embed`; the tools and `Memory`
@@ -25,6 +28,7 @@ mod fusion;
 mod paths;
 mod quantized;
 mod query;
+mod relevance;
 mod vector_index;
 mod worker;
 
@@ -34,5 +38,6 @@ pub use config::{
 };
 pub use engine::Retriever;
 pub use query::{Components, Hit, MAX_RECALL_LIMIT, RecallFilters, RecallQuery};
+pub use relevance::{BASELINE_SAMPLE, LIFT_MARGIN, MIN_SHARE, Relevance};
 pub use vector_index::{EntryMeta, IndexFilter, PARALLEL_MIN_ENTRIES, VectorIndex};
 pub use worker::{EmbeddingPhase, EmbeddingStatus};

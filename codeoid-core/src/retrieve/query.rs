@@ -1,10 +1,11 @@
 //! What a recall asks ([`RecallQuery`], [`RecallFilters`]) and what it returns ([`Hit`] with its
-//! four [`Components`]).
+//! four [`Components`] and its [`Relevance`]).
 //!
 //! Plain values: validation happens in [`RecallQuery::validate`], ranking elsewhere.
 
 use chrono::{DateTime, Utc};
 
+use super::relevance::Relevance;
 use crate::error::{Error, Result};
 use crate::store::{EpisodeHeader, StoredPath};
 
@@ -127,4 +128,7 @@ pub struct Hit {
     pub score: f64,
     /// The four signals.
     pub components: Components,
+    /// Whether the hit is worth reading: the query terms it holds, its similarity against the
+    /// batch, and the verdict.
+    pub relevance: Relevance,
 }

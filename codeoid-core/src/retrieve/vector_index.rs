@@ -328,6 +328,35 @@ impl VectorIndex {
         found.into_iter().map(|s| (s.pk, s.score)).collect()
     }
 
+    /// How many episodes pass `filter`, and the approximate cosines (as
+    /// [`VectorIndex::search`] scores them) of up to `max` of them, evenly spaced over the
+    /// index in insertion order, or of all of them when fewer pass: what this query scores
+    /// against a typical episode in scope, for judging whether a hit stands out (see
+    /// `relevance`). Nothing for a query of another width.
+    pub fn sample_cosines(
+        &self,
+        query: &[f32],
+        filter: &IndexFilter<'_>,
+        max: usize,
+    ) -> (usize, Vec<f32>) {
+        if max == 0 || query.len() != self.dim || self.entries.is_empty() {
+            return (0, Vec::new());
+        }
+        let Some(pass) = self.resolve(filter) else {
+            return (0, Vec::new());
+        };
+        let passing: Vec<&Entry> = self.entries.iter().filter(|e| pass(e)).collect();
+        let (q, q_scale) = quantize(query);
+        let mut raw = [0i32; MAX_SCAN_WINDOWS];
+        let step = passing.len().div_ceil(max).max(1);
+        let sample = passing
+            .iter()
+            .step_by(step)
+            .map(|entry| self.best_window(&q, entry, &mut raw) * q_scale)
+            .collect();
+        (passing.len(), sample)
+    }
+
     /// The top `k` of `entries` that pass `pass`, unordered.
     fn scan(
         &self,
@@ -601,6 +630,33 @@ mod tests {
             assert_eq!(parallel, single);
             assert_eq!(parallel.len(), 25);
         }
+    }
+
+    #[test]
+    fn a_sample_spans_the_scope_and_respects_the_filter() {
+        let mut index = VectorIndex::new(2);
+        for pk in 0..100 {
+            let session = if pk % 2 == 0 { "even" } else { "odd" };
+            let v = unit(&[1.0, pk as f32 / 10.0]);
+            index.add(meta(pk, session, None, 0), &[v]).unwrap();
+        }
+        let all = IndexFilter::default();
+        assert_eq!(index.sample_cosines(&[1.0, 0.0], &all, 1000).1.len(), 100);
+        let (scope, ten) = index.sample_cosines(&[1.0, 0.0], &all, 10);
+        assert_eq!((scope, ten.len()), (100, 10));
+        // Evenly spaced: from the first episode to near the last.
+        assert!(ten[0] > 0.99 && ten[9] < 0.2, "{ten:?}");
+        let odd = IndexFilter {
+            session_id: Some("odd"),
+            ..IndexFilter::default()
+        };
+        let (scope, sample) = index.sample_cosines(&[1.0, 0.0], &odd, 1000);
+        assert_eq!((scope, sample.len()), (50, 50));
+        assert_eq!(
+            index.sample_cosines(&[1.0], &all, 10),
+            (0, Vec::new()),
+            "wrong width"
+        );
     }
 
     #[test]

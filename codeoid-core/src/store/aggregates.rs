@@ -4,7 +4,9 @@
 //!
 //! Invariants: every query is scoped to one workspace and answered from an index
 //! (`episode_paths_by_path`, `sessions_by_workspace`, `episodes_timeline`), never by scanning
-//! content. Paths are compared in their workspace-relative form.
+//! content. Paths are compared in their workspace-relative form. The model's own memory-tool
+//! calls (`recall_file(path)` recorded as a tool call) are not file touches: hot files leave
+//! them out, whatever version of codeoid recorded their paths.
 //!
 //! It deliberately does not format anything for models (the index builder does).
 
@@ -19,6 +21,7 @@ use super::sessions::{self, Session};
 use super::workspace::{Workspace, WorkspaceSource};
 use super::{Store, from_millis};
 use crate::canonical::PathAccess;
+use crate::canonical::tool_input::{MEMORY_TOOL_NAMES, TOOL_PREFIX_SEPARATOR};
 use crate::error::{ErrorKind, Result};
 
 /// Counts for a workspace.
@@ -89,6 +92,23 @@ fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<WorkspaceRecord> {
 
 fn limit(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// An SQL condition true when the tool name in `column` (a column or expression of the query) is
+/// one of codeoid's memory tools, bare or behind a harness's prefix: the rule of
+/// `canonical::tool_input::memory_tool` (`GLOB` is case-sensitive, as that rule is). The names
+/// are constants of letters and `_`, so they are written into the SQL as they are.
+pub(super) fn memory_tool_sql(column: &str) -> String {
+    let names = MEMORY_TOOL_NAMES;
+    let bare: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    let mut sql = format!("({column} IN ({})", bare.join(", "));
+    for name in names {
+        sql.push_str(&format!(
+            " OR {column} GLOB '*{TOOL_PREFIX_SEPARATOR}{name}'"
+        ));
+    }
+    sql.push(')');
+    sql
 }
 
 impl Store {
@@ -166,28 +186,36 @@ impl Store {
     }
 
     /// The `n` most touched files of `workspace_id`, most touches first (ties: most recent).
+    /// Searches and the model's memory-tool calls do not count.
     ///
     /// # Errors
     /// A database error if the read fails.
     pub fn hot_files(&self, workspace_id: &str, n: usize) -> Result<Vec<HotFile>> {
+        // Only `other` rows can be a memory tool's (`recall_file` has no read or write name),
+        // and stores recorded since the chunker stopped taking their paths have none: the
+        // episode row is looked up for those rows alone.
+        let sql = format!(
+            "SELECT relative, count(DISTINCT episode_pk) AS touches, max(created_at) AS last
+             FROM episode_paths p
+             WHERE workspace_id = ?1 AND access <> 'search'
+               AND NOT (access = 'other' AND EXISTS (
+                   SELECT 1 FROM episodes e WHERE e.pk = p.episode_pk AND {}))
+             GROUP BY relative ORDER BY touches DESC, last DESC, relative LIMIT ?2",
+            memory_tool_sql("e.tool_name")
+        );
         self.read(|conn| {
-            conn.prepare_cached(
-                "SELECT relative, count(DISTINCT episode_pk) AS touches, max(created_at) AS last
-                 FROM episode_paths
-                 WHERE workspace_id = ?1 AND access <> 'search'
-                 GROUP BY relative ORDER BY touches DESC, last DESC, relative LIMIT ?2",
-            )
-            .and_then(|mut stmt| {
-                stmt.query_map(params![workspace_id, limit(n)], |r| {
-                    Ok(HotFile {
-                        path: r.get(0)?,
-                        touches: r.get::<_, i64>(1)? as u64,
-                        last_at: from_millis(r.get(2)?),
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(|e| db_error(&format!("cannot rank files of {workspace_id}"), e))
+            conn.prepare_cached(&sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![workspace_id, limit(n)], |r| {
+                        Ok(HotFile {
+                            path: r.get(0)?,
+                            touches: r.get::<_, i64>(1)? as u64,
+                            last_at: from_millis(r.get(2)?),
+                        })
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| db_error(&format!("cannot rank files of {workspace_id}"), e))
         })
     }
 
@@ -337,5 +365,90 @@ impl Store {
             Ok(())
         })?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::tool_input::memory_tool;
+    use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, ToolPath};
+    use crate::store::{NewSession, Workspace, WorkspaceSource};
+
+    #[test]
+    fn the_sql_rule_for_memory_tools_is_the_dispatchers() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let sql = format!(
+            "SELECT coalesce({}, 0) FROM (SELECT ?1 AS t)",
+            memory_tool_sql("t")
+        );
+        for name in [
+            "recall",
+            "recall_file",
+            "timeline",
+            "get_episode",
+            "codeoid_memory__recall",
+            "mcp__codeoid__recall_file",
+            "a___timeline",
+            "Recall",
+            "recall_files",
+            "recall__x",
+            "my_recall",
+            "Read",
+            "",
+        ] {
+            let got: bool = conn.query_row(&sql, [name], |r| r.get(0)).unwrap();
+            assert_eq!(got, memory_tool(name).is_some(), "{name}");
+        }
+        let null: bool = conn
+            .query_row(&sql, [Option::<&str>::None], |r| r.get(0))
+            .unwrap();
+        assert!(!null, "a NULL tool name is no memory tool");
+    }
+
+    /// Stores a tool call of `tool` that names `path` with `access`, as an earlier version of
+    /// the chunker stored `recall_file`'s path.
+    fn stored_call(store: &Store, session_id: &str, n: u64, tool: &str, access: PathAccess) {
+        let episode = Episode {
+            id: format!("ep_{n:020}"),
+            kind: EpisodeKind::ToolCall,
+            tool_name: Some(tool.to_owned()),
+            call_id: Some(format!("c{n}")),
+            status: EpisodeStatus::Ok,
+            summary: format!("{tool}(src/a.py)"),
+            content: format!("# Tool: {tool}"),
+            paths: vec![ToolPath {
+                path: "src/a.py".into(),
+                access,
+            }],
+            created_at: Utc::now(),
+            turn_seq: n,
+        };
+        store
+            .write("test", |tx| {
+                let session = sessions::require(tx, session_id)?;
+                episodes::insert(tx, &session, &episode, None, store.options(), &[]).map(|_| ())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn paths_an_earlier_version_stored_for_memory_tools_are_not_touches() {
+        let store = Store::open_in_memory().unwrap();
+        let ws = Workspace::from_parts("", "/repo", "/repo", WorkspaceSource::Directory);
+        let session = store.create_session(&ws, NewSession::default()).unwrap();
+        stored_call(&store, &session.id, 1, "Read", PathAccess::Read);
+        stored_call(&store, &session.id, 2, "Bash", PathAccess::Other);
+        stored_call(&store, &session.id, 3, "recall_file", PathAccess::Other);
+        stored_call(
+            &store,
+            &session.id,
+            4,
+            "mcp__codeoid__recall_file",
+            PathAccess::Other,
+        );
+        let hot = store.hot_files(ws.id(), 10).unwrap();
+        assert_eq!(hot.len(), 1);
+        assert_eq!((hot[0].path.as_str(), hot[0].touches), ("src/a.py", 2));
     }
 }

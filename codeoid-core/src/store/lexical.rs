@@ -35,7 +35,9 @@
 //! Invariants: every search is scoped to one workspace and its filters apply before the top-k
 //! cut, so a filtered search returns matches whenever the plan's terms have some, and it is
 //! empty only when the second pass's terms have none in scope either. Rotation
-//! events are never hits (nor do they take a slot of the `k`).
+//! events and the model's own memory-tool calls (a recorded `recall` holds the text of every
+//! episode it found, so it would match what they match and nest copies of them) are never hits,
+//! nor do they take a slot of the `k`; they stay in the store, the timeline and `get_episode`.
 
 use std::collections::HashMap;
 
@@ -43,12 +45,14 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
+use super::aggregates::memory_tool_sql;
 use super::candidates::headers_in;
 use super::connection::db_error;
 use super::episodes::EpisodeHeader;
 use super::fts::{BM25_WEIGHTS, Term, join_terms, query_terms};
 use super::{Store, to_millis};
 use crate::canonical::EpisodeKind;
+use crate::canonical::tool_input::memory_tool;
 use crate::error::{Error, Result};
 
 /// Largest `k` a lexical search accepts.
@@ -303,6 +307,11 @@ fn scoring_sql(
         sql.push_str("))");
     }
     if let Some(newest) = newest {
+        // Left out before the cut, like every filter: a run of recalls could fill the budget.
+        sql.push_str(&format!(
+            " AND e.kind <> 'rotation' AND NOT coalesce({}, 0)",
+            memory_tool_sql("e.tool_name")
+        ));
         if let Some(session) = &filters.exclude_session_id {
             add(
                 " AND e.session_id <> ?",
@@ -445,7 +454,7 @@ fn merged(first: Vec<(i64, f64)>, second: Vec<(i64, f64)>) -> Vec<(i64, f64)> {
 }
 
 /// The first `k` of `scores` (best first) that belong to `workspace_id`, pass the exclusions of
-/// `filters` and are not rotation events, with their headers.
+/// `filters` and are neither rotation events nor memory-tool calls, with their headers.
 fn top_hits(
     conn: &Connection,
     workspace_id: &str,
@@ -474,11 +483,13 @@ fn top_hits(
                 return Ok(hits);
             }
             // Rotation events are bookkeeping the timeline shows; as hits they would only echo
-            // the session's name (and their seed block matches many queries).
-            if let Some(header) = headers
-                .remove(pk)
-                .filter(|h| h.kind != EpisodeKind::Rotation && !excluded(*pk, h))
-            {
+            // the session's name (and their seed block matches many queries). A memory tool's
+            // result is copies of other episodes.
+            if let Some(header) = headers.remove(pk).filter(|h| {
+                h.kind != EpisodeKind::Rotation
+                    && h.tool_name.as_deref().and_then(memory_tool).is_none()
+                    && !excluded(*pk, h)
+            }) {
                 hits.push((
                     *pk,
                     LexicalHit {

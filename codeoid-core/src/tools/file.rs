@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::canonical::PathAccess;
+use crate::canonical::one_line;
+use crate::canonical::tool_input::{command_line, files_of};
 use crate::store::{EpisodeHeader, StoredEpisode, StoredPath, file_content_hash};
 
 /// Whether a file still has the content it had when it was read.
@@ -57,6 +60,9 @@ pub enum ReadPart {
     /// Nothing recorded the window; the call's range arguments as given (`offset: 120, limit:
     /// 50`). The file's length is unknown, so the read may still have covered all of it.
     Arguments(String),
+    /// A shell command that may show only part of a file it reads (`head`, `tail`, a `sed -n`
+    /// script, a later pipeline stage), as the call gave it.
+    Command(String),
 }
 
 impl std::fmt::Display for ReadPart {
@@ -71,6 +77,11 @@ impl std::fmt::Display for ReadPart {
                 f,
                 "this read was called with range arguments ({args}) and may hold only part of \
                  the file"
+            ),
+            ReadPart::Command(command) => write!(
+                f,
+                "this read was the shell command `{command}`, which may show only part of the \
+                 file"
             ),
         }
     }
@@ -88,12 +99,16 @@ const RANGE_KEYS: [&str; 6] = [
     "end_line",
 ];
 
+/// Longest shell command a `- part:` line repeats.
+const PART_COMMAND_MAX_CHARS: usize = 120;
+
 /// What part of the file a read with `input` covered, when it may not have been the whole:
 /// from `recorded` (the harness's own record of the read, as Claude Code's importer keeps it in
 /// the results turn's `meta.tool_use_results`) when it says how many lines of how many were
-/// returned, else from the range arguments of `input`. `None` for a whole-file read, including
-/// arguments that only name the start (`offset` 0 or 1, `start_line` 1 without an end) or
-/// `view_range` `[1, -1]`.
+/// returned, else, for a shell command that reads files (`cat`, `sed -n`, `head`…), from the
+/// command, else from the range arguments of `input`. `None` for a whole-file read, including
+/// `cat f` or `nl -ba f`, and arguments that only name the start (`offset` 0 or 1, `start_line`
+/// 1 without an end) or `view_range` `[1, -1]`.
 pub fn read_part(input: &Value, recorded: Option<&Value>) -> Option<ReadPart> {
     let file = recorded.and_then(|r| r.get("file"));
     let number = |key: &str| file.and_then(|f| f.get(key)).and_then(Value::as_u64);
@@ -106,6 +121,19 @@ pub fn read_part(input: &Value, recorded: Option<&Value>) -> Option<ReadPart> {
             // Numbers from a log file: a hand-edited one must not overflow.
             let last = first.saturating_add(lines - 1);
             return Some(ReadPart::Lines { first, last, total });
+        }
+    }
+    if let Some(line) = command_line(input) {
+        let workdir = input.get("workdir").and_then(Value::as_str);
+        let reads: Vec<_> = files_of(&line, workdir)
+            .into_iter()
+            .filter(|f| f.access == PathAccess::Read)
+            .collect();
+        if !reads.is_empty() {
+            return reads
+                .iter()
+                .any(|f| f.partial)
+                .then(|| ReadPart::Command(one_line(&line, PART_COMMAND_MAX_CHARS)));
         }
     }
     let has = |key: &str| input.get(key).is_some_and(|v| !v.is_null());
@@ -252,6 +280,38 @@ mod tests {
         ] {
             assert_eq!(shown(whole.clone()), None, "{whole}");
         }
+    }
+
+    #[test]
+    fn shell_reads_are_whole_unless_the_command_can_cut() {
+        use serde_json::json;
+        let part = |command: Value| read_part(&json!({ "command": command }), None);
+        assert_eq!(part(json!("cat src/b.py")), None);
+        assert_eq!(part(json!("nl -ba src/b.py")), None);
+        assert_eq!(part(json!(["bash", "-lc", "cat src/b.py"])), None);
+        assert_eq!(
+            part(json!("sed -n '1,200p' src/b.py"))
+                .map(|p| p.to_string())
+                .as_deref(),
+            Some(
+                "this read was the shell command `sed -n '1,200p' src/b.py`, which may show \
+                 only part of the file"
+            )
+        );
+        assert!(matches!(
+            part(json!("head -n 5 a.rs")),
+            Some(ReadPart::Command(_))
+        ));
+        assert!(matches!(
+            part(json!("cat a.rs | tail")),
+            Some(ReadPart::Command(_))
+        ));
+        // The text editor's `command` is no shell: its range arguments decide.
+        let view = json!({"command": "view", "path": "a.rs", "view_range": [3, 9]});
+        assert!(matches!(
+            read_part(&view, None),
+            Some(ReadPart::Arguments(_))
+        ));
     }
 
     #[test]

@@ -7,22 +7,28 @@
 //! - when: {ISO-8601}
 //! - kind: {kind} ({tool})
 //! - score: 0.712 (vec=0.81, fts=0.55, rec=0.90, path=0.00)
+//! - terms: 2 of 4 (invoice, rounding)
 //! - episode_id: {id}
 //!
 //! {verbatim content}
 //! ```
 //! A `- status: failed|cancelled` line follows `kind` for episodes that did not end well (as in
-//! `get_episode`). Content is verbatim; content longer than its share shows its head and tail
-//! around a marker naming the `get_episode` call that returns all of it. A hit's share is at most
-//! [`MAX_CONTENT_CHARS`], and all hits of one answer share [`RECALL_BUDGET_CHARS`] (see
-//! [`recall_shares`]), so no `limit` lets one answer flood a small context window. Sessions are
-//! labels (`current session`, `prior session #N`), never raw ids.
+//! `get_episode`). A `- terms: 2 of 4 (invoice, rounding)` line follows `score`: which of the
+//! query's search terms the hit's own text holds. A weak hit ([`crate::retrieve::Relevance`]:
+//! neither a lexical match worth the name nor a similarity clearly above the typical one) has
+//! a `- weak match: …` line instead of its content, so irrelevant hits cost a few lines of
+//! context, not kilobytes; when every hit is weak, the answer starts by saying so. Content is
+//! verbatim; content longer than its share shows its head and tail around a marker naming the
+//! `get_episode` call that returns all of it. A hit's share is at most [`MAX_CONTENT_CHARS`],
+//! and all shown hits of one answer share [`RECALL_BUDGET_CHARS`] (see [`recall_shares`]), so
+//! no `limit` lets one answer flood a small context window. Sessions are labels (`current
+//! session`, `prior session #N`), never raw ids.
 
 use std::borrow::Cow;
 
 use crate::canonical::{EpisodeStatus, echo_chars, point_cap_marker, truncate_chars};
 use crate::error::Result;
-use crate::retrieve::Hit;
+use crate::retrieve::{Hit, Relevance};
 use crate::store::{EpisodeHeader, iso8601};
 
 use super::FileRecall;
@@ -113,18 +119,64 @@ fn kind_line(header: &EpisodeHeader) -> String {
     line
 }
 
-/// The recall blocks of `hits`, numbered from 1, separated by a blank line; `label` names a
-/// session relative to the caller.
+/// Most held terms a `- terms:` line names (the count is always whole).
+const MAX_LISTED_TERMS: usize = 8;
+
+/// The `- terms:` line of a hit: how many of the query's terms it holds, and which.
+fn terms_line(relevance: &Relevance) -> String {
+    let mut line = format!("- terms: {} of {}", relevance.held.len(), relevance.terms);
+    if !relevance.held.is_empty() {
+        let mut listed: Vec<&str> = relevance
+            .held
+            .iter()
+            .take(MAX_LISTED_TERMS)
+            .map(String::as_str)
+            .collect();
+        if relevance.held.len() > MAX_LISTED_TERMS {
+            listed.push("…");
+        }
+        line.push_str(&format!(" ({})", listed.join(", ")));
+    }
+    line
+}
+
+/// Most characters of the query the "every hit is weak" notice repeats.
+const WEAK_QUERY_MAX_CHARS: usize = 120;
+
+/// The recall blocks of `hits` for `query`, numbered from 1, separated by a blank line; `label`
+/// names a session relative to the caller. Weak hits show their header only; when all are
+/// weak, a notice comes first.
 ///
 /// # Errors
 /// Whatever `label` returns.
 pub(crate) fn recall_text(
+    query: &str,
     hits: &[Hit],
     label: &mut dyn FnMut(&str) -> Result<String>,
 ) -> Result<String> {
-    let lengths: Vec<usize> = hits.iter().map(|h| h.content.chars().count()).collect();
+    // A weak hit's content is not shown: it takes no share of the budget.
+    let lengths: Vec<usize> = hits
+        .iter()
+        .map(|h| {
+            if h.relevance.weak {
+                0
+            } else {
+                h.content.chars().count()
+            }
+        })
+        .collect();
     let shares = recall_shares(&lengths);
     let mut out = String::new();
+    if !hits.is_empty() && hits.iter().all(|h| h.relevance.weak) {
+        let shown = truncate_chars(query, WEAK_QUERY_MAX_CHARS);
+        out.push_str(&format!(
+            "No episode in this workspace's memory clearly matches {shown:?}: none holds half the \
+             weight of its words or a file it names, or comes closer in meaning than unrelated \
+             episodes do. The nearest {} are listed without their content; get_episode shows \
+             any of them.\n\n",
+            hits.len()
+        ));
+    }
     for (i, hit) in hits.iter().enumerate() {
         let header = &hit.header;
         let c = hit.components;
@@ -133,7 +185,7 @@ pub(crate) fn recall_text(
         }
         out.push_str(&format!(
             "### [{}] {} — {}\n- when: {}\n{}\n- score: {:.3} (vec={:.2}, fts={:.2}, rec={:.2}, \
-             path={:.2})\n- episode_id: {}\n\n{}",
+             path={:.2})\n{}\n",
             i + 1,
             header.summary,
             label(&header.session_id)?,
@@ -144,6 +196,19 @@ pub(crate) fn recall_text(
             c.bm25,
             c.recency,
             c.path,
+            terms_line(&hit.relevance),
+        ));
+        if hit.relevance.weak {
+            out.push_str(&format!(
+                "- weak match: little of the query's words, no file it names, no closer in \
+                 meaning than unrelated episodes; content not shown (get_episode has it)\n\
+                 - episode_id: {}",
+                header.id
+            ));
+            continue;
+        }
+        out.push_str(&format!(
+            "- episode_id: {}\n\n{}",
             header.id,
             for_model(
                 &excerpt_within(&hit.content, lengths[i], shares[i], &header.id),

@@ -204,7 +204,7 @@ fn dispatch(
                 let excluded = current_session.is_some() && !include_current_session;
                 ToolOutput::ok(format::no_hits(&query, excluded, tool_name.as_deref()))
             } else {
-                ToolOutput::ok(format::recall_text(&hits, &mut label)?)
+                ToolOutput::ok(format::recall_text(&query, &hits, &mut label)?)
             }
         }
         ToolArgs::RecallFile { path } => match backend.recall_file(&path)? {

@@ -24,7 +24,7 @@ pub const TIMELINE_DEFAULT_LIMIT: u64 = 20;
 /// content is paged with `offset`.
 pub const EPISODE_PAGE_CHARS: usize = 20_000;
 /// Separator between a harness's prefix and a tool name.
-pub const PREFIX_SEPARATOR: &str = "__";
+pub const PREFIX_SEPARATOR: &str = crate::canonical::tool_input::TOOL_PREFIX_SEPARATOR;
 
 /// One of the four memory tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,8 +60,10 @@ impl ToolName {
 
     /// The tool a model called by `name`: a bare name, or `{any prefix}__{name}` (so MCP-style
     /// `mcp__codeoid__recall` works too). `None` for anything else.
+    /// The same rule tells the store and recall which recorded calls were the model's own
+    /// memory-tool calls (see `canonical::tool_input::memory_tool`).
     pub fn parse(name: &str) -> Option<ToolName> {
-        let bare = name.rsplit(PREFIX_SEPARATOR).next().unwrap_or(name);
+        let bare = crate::canonical::tool_input::memory_tool(name)?;
         ToolName::ALL.into_iter().find(|t| t.as_str() == bare)
     }
 
@@ -239,6 +241,9 @@ mod tests {
         assert_eq!(ToolName::parse("recall_files"), None);
         assert_eq!(ToolName::parse("x_recall"), None);
         assert_eq!(ToolName::parse(""), None);
+        // One list of names for the dispatcher and for the store's "a memory tool's call".
+        let names: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+        assert_eq!(names, crate::canonical::tool_input::MEMORY_TOOL_NAMES);
     }
 
     #[test]

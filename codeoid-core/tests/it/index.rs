@@ -444,3 +444,49 @@ fn the_scheduled_text_is_byte_stable_between_rebuilds() {
     assert_ne!(rebuilt, first, "the fifth new episode rebuilds");
     assert!(rebuilt.contains("12,350 episodes"), "{rebuilt}");
 }
+
+/// Hot files through `Memory`: the model's own `recall_file` calls (bare or prefixed) look at
+/// memory, not at the file, so they are not touches.
+#[test]
+fn memory_tool_calls_are_not_file_touches() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let memory = crate::retrieve::open_in(dir.path(), crate::tools::lexical_config());
+    let s = crate::retrieve::session(&memory, "work");
+    for (i, tool) in [
+        "Read",
+        "Read",
+        "recall_file",
+        "codeoid_memory__recall_file",
+        "mcp__codeoid__recall_file",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let input = if tool.ends_with("recall_file") {
+            json!({"path": "src/a.py"})
+        } else {
+            json!({"file_path": "src/a.py"})
+        };
+        crate::retrieve::exchange(
+            &memory,
+            &s,
+            &format!("k{i}"),
+            10 * i as i64,
+            "look at a.py",
+            tool,
+            input,
+            "A = 1\n",
+        );
+    }
+    let index = memory.workspace_index(Some(&s)).unwrap();
+    assert!(index.contains("- src/a.py — 2 touches, last "), "{index}");
+    assert_eq!(
+        memory
+            .store()
+            .hot_files(memory.workspace().id(), 10)
+            .unwrap()[0]
+            .touches,
+        2
+    );
+}

@@ -2,12 +2,15 @@
 //! and their weights, cosines (within int8 rounding of the stored vectors), meaning, identifiers and paths, filters applied before the
 //! candidate cut in both channels; the background worker (lexical fallback with one warning,
 //! backfill, model change, a killed process, drop while busy, a model downloaded on the worker
-//! thread) in `worker`.
+//! thread) in `worker`; one text never taking two hits in `duplicates`; the model's own
+//! memory-tool calls never being hits in `memory_tools`; weak hits in `relevance`.
 //!
 //! Needs `CODEOID_TEST_MODEL_DIR` (see `embed`).
 
 mod duplicates;
 mod filters;
+mod memory_tools;
+mod relevance;
 mod worker;
 
 use std::path::Path;

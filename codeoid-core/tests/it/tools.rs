@@ -288,6 +288,7 @@ fn the_recall_block_and_empty_results_are_pinned() {
              - when: 2025-10-09T08:53:22Z\n\
              - kind: tool_call (Bash)\n\
              - score: 0.250 (vec=0.00, fts=1.00, rec=0.00, path=0.00)\n\
+             - terms: 1 of 1 (flaky network)\n\
              - episode_id: {id}\n\
              \n\
              {content}"

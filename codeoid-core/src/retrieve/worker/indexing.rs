@@ -6,8 +6,8 @@
 //!
 //! Invariants: the cursor only passes an episode once it is in the index or given up on (see
 //! the parent module); vectors are written by key and id, so an episode replaced while it was
-//! embedded never receives its predecessor's vectors; rotation events are neither embedded nor
-//! indexed.
+//! embedded never receives its predecessor's vectors; rotation events and the model's own
+//! memory-tool calls (see [`bookkeeping`]) are neither embedded nor indexed.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::PoisonError;
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::{FAILURE_WARNING, Shared};
+use crate::canonical::tool_input::memory_tool;
 use crate::embed::{Embedder, EpisodeText};
 use crate::error::Result;
 use crate::retrieve::vector_index::{EntryMeta, VectorIndex};
@@ -31,14 +32,22 @@ const DROP_CHUNK: usize = 4096;
 /// Longest a batch waits for running queries before it goes ahead anyway.
 const MAX_YIELD: Duration = Duration::from_millis(500);
 
+/// `true` for an episode recall never returns, so it is neither embedded nor indexed: a
+/// rotation event (bookkeeping: as a hit it would only echo the session's name) or a call of
+/// one of codeoid's memory tools (a recorded `recall` holds copies of the episodes it found;
+/// as a hit it would repeat them, nested).
+fn bookkeeping(meta: &EpisodeMeta) -> bool {
+    meta.rotation || meta.tool_name.as_deref().and_then(memory_tool).is_some()
+}
+
 /// The index of every vector the store already has for this model.
 pub(super) fn load_index(shared: &Shared, embedder: &Embedder) -> Result<VectorIndex> {
     let mut index = VectorIndex::new(embedder.dim());
     let mut current: Option<EpisodeMeta> = None;
     let mut windows: Vec<Vec<f32>> = Vec::new();
     let flush = |meta: &EpisodeMeta, windows: &mut Vec<Vec<f32>>, index: &mut VectorIndex| {
-        // Rotation events embedded by an earlier version stay out of the index.
-        if meta.rotation {
+        // Rotation events and memory-tool calls embedded by an earlier version stay out.
+        if bookkeeping(meta) {
             windows.clear();
             return;
         }
@@ -165,11 +174,10 @@ fn process(shared: &Shared, embedder: &Embedder, batch: &[&QueuedEpisode]) -> Re
         return Ok(());
     }
     let model = embedder.model_id();
-    // Rotation events are bookkeeping: as search results they would only echo the session's
-    // name, so they are neither embedded nor indexed (and take no candidate slot).
+    // Bookkeeping is neither embedded nor indexed (and takes no candidate slot).
     let (stored, mut fresh): (Vec<&QueuedEpisode>, Vec<&QueuedEpisode>) = batch
         .iter()
-        .filter(|q| !q.meta.rotation)
+        .filter(|q| !bookkeeping(&q.meta))
         .partition(|q| q.has_vectors);
     if !stored.is_empty() {
         let ids: Vec<&str> = stored.iter().map(|q| q.meta.id.as_str()).collect();

@@ -1,10 +1,12 @@
-//! A subagent's answer and its parent's `Task` result holding it take one recall hit, not two;
-//! the same text anywhere else (no lineage, another session) stays a hit of its own.
+//! One text never takes two recall hits: a subagent's answer and its parent's `Task` result
+//! holding it, or a command's raw output (`Memory::run`) and the harness's call whose compressed
+//! output names it, are one hit; the same text anywhere else (no lineage, another session, a
+//! raw output nothing names) stays a hit of its own.
 
 use codeoid_core::Memory;
 use codeoid_core::canonical::{EpisodeKind, Turn};
 use codeoid_core::retrieve::RecallQuery;
-use codeoid_core::store::{Lineage, LineageKind, NewSession};
+use codeoid_core::store::{Lineage, LineageKind, NewSession, RawOutput};
 use serde_json::json;
 
 use super::{exchange, open_in, session};
@@ -137,4 +139,120 @@ fn a_subagent_answer_and_its_parents_task_result_are_one_hit() {
         1,
         "{hits:?}"
     );
+}
+
+/// The compressed output a harness records for a command `Memory::run` ran: what the runner
+/// returned, ending with the marker that names the raw-output episode.
+fn compressed(raw_id: &str) -> String {
+    format!(
+        "FAILED tests/test_parser.py::test_quoted - AssertionError: 'a\"b' != 'a\\\\\"b'\n\
+         1 failed, 41 passed in 0.84s\n[codeoid: pytest kept 9% — get_episode(\"{raw_id}\") has \
+         the raw output]\n"
+    )
+}
+
+#[test]
+fn a_commands_raw_output_gives_way_to_the_call_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), lexical_config());
+    let s = session(&memory, "main");
+    let passing: String = (0..41)
+        .map(|i| format!("tests/test_parser.py::test_case_{i} PASSED\n"))
+        .collect();
+    let stdout = format!(
+        "{passing}FAILED tests/test_parser.py::test_quoted - AssertionError\n1 failed, 41 passed in \
+         0.84s\n"
+    );
+    let command = "python3 -m pytest -q tests 2>&1";
+    let raw = memory
+        .store()
+        .record_raw_output(
+            &s,
+            &RawOutput::new(command, stdout.as_bytes(), b"", Some(1)),
+        )
+        .unwrap();
+    let call = exchange(
+        &memory,
+        &s,
+        "b",
+        10,
+        "run the parser tests",
+        "Bash",
+        json!({ "command": command }),
+        &compressed(&raw),
+    );
+    let other = exchange(
+        &memory,
+        &s,
+        "o",
+        20,
+        "read the parser test",
+        "Read",
+        json!({"file_path": "tests/test_parser.py"}),
+        "def test_quoted():\n    assert parse('a\"b') == 'a\\\\\"b'\n",
+    );
+    for limit in [1, 2, 3] {
+        let hits = hit_ids(&memory, "pytest test_quoted failure", limit);
+        assert_eq!(
+            hits[0], call,
+            "the call, wherever the raw output ranked: {hits:?}"
+        );
+        assert!(!hits.contains(&raw), "{hits:?}");
+        if limit > 1 {
+            assert_eq!(
+                hits[1], other,
+                "the freed slot goes to the next hit: {hits:?}"
+            );
+        }
+    }
+    // The raw output is one get_episode away, and a query only it answers still finds it.
+    assert!(
+        memory
+            .episode(&raw)
+            .unwrap()
+            .content
+            .contains("test_case_40 PASSED")
+    );
+    assert_eq!(hit_ids(&memory, "test_case_40", 3), [raw]);
+}
+
+#[test]
+fn an_output_shown_uncompressed_is_one_hit_with_its_call_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = open_in(dir.path(), lexical_config());
+    let s = session(&memory, "main");
+    let command = "python3 -m pytest -q tests 2>&1";
+    // Under 1 KiB: `Memory::run` shows it as it is, with no marker, and stores it first.
+    let stdout = "F.\nFAILED tests/test_parser.py::test_quoted - assert ['\"a', 'b\"'] == ['a,b']\n\
+                  1 failed, 1 passed in 0.01s\n";
+    let raw = memory
+        .store()
+        .record_raw_output(
+            &s,
+            &RawOutput::new(command, stdout.as_bytes(), b"", Some(1)),
+        )
+        .unwrap();
+    let call = exchange(
+        &memory,
+        &s,
+        "b",
+        10,
+        "run the parser tests",
+        "Bash",
+        json!({ "command": command }),
+        &format!("{stdout}\n(exit 1)"),
+    );
+    let hits = hit_ids(&memory, "pytest test_quoted failure", 4);
+    assert_eq!(hits[0], call, "{hits:?}");
+    assert!(!hits.contains(&raw), "{hits:?}");
+    // Another session's run of the same command is another event.
+    let other = session(&memory, "other");
+    let elsewhere = memory
+        .store()
+        .record_raw_output(
+            &other,
+            &RawOutput::new(command, stdout.as_bytes(), b"", Some(1)),
+        )
+        .unwrap();
+    assert!(hit_ids(&memory, "pytest test_quoted failure", 4).contains(&elsewhere));
 }

@@ -2,7 +2,8 @@
 //! reads recorded through `Memory::record_turn` are hashed, so the answer says whether the file
 //! changed, was deleted or was edited later in memory; bulk-recorded (imported) reads have no
 //! hash and say "unknown", as do reads of files outside the workspace, which are never opened; a
-//! file never read is a plain answer, not an error.
+//! file never read is a plain answer, not an error. Shell commands that show a file (`cat`,
+//! `sed -n`, `nl`, `head`, Codex's argument vectors) are reads, Codex's `apply_patch` a write.
 
 use std::path::Path;
 
@@ -355,4 +356,133 @@ fn a_window_the_harness_recorded_is_exact_and_found_many_turns_after_its_call() 
         cut.part.map(|p| p.to_string()).as_deref(),
         Some("this read holds lines 1–1 of 8 only; read the file for the rest")
     );
+}
+
+/// Records, turn by turn as a live harness does, one call of `tool` with `input` whose result is
+/// `output`.
+fn live_call(
+    memory: &Memory,
+    session: &str,
+    key: &str,
+    seconds: i64,
+    tool: &str,
+    input: serde_json::Value,
+    output: &str,
+) {
+    memory
+        .record_turn(
+            session,
+            &at(
+                call(&format!("{key}-c"), tool, input),
+                &format!("{key}-a"),
+                seconds,
+            ),
+        )
+        .unwrap();
+    memory
+        .record_turn(
+            session,
+            &at(
+                result(&format!("{key}-c"), output, false),
+                &format!("{key}-r"),
+                seconds + 1,
+            ),
+        )
+        .unwrap();
+}
+
+#[test]
+fn shell_commands_that_show_a_file_are_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let root = memory.workspace().root().to_path_buf();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/b.py"), "B = 1\n").unwrap();
+    let s = session(&memory, "work");
+    memory
+        .record_turn(&s, &at(Turn::user_text("look at b"), "u", 0))
+        .unwrap();
+    let reads = [
+        ("Bash", json!({"command": "cat src/b.py"}), None),
+        ("Bash", json!({"command": "nl -ba src/b.py"}), None),
+        (
+            "Bash",
+            json!({"command": "sed -n '1,200p' src/b.py"}),
+            Some("`sed -n '1,200p' src/b.py`"),
+        ),
+        (
+            "Bash",
+            json!({"command": "cd src && head -n 40 b.py"}),
+            Some("`cd src && head -n 40 b.py`"),
+        ),
+        // Codex: an argument vector through its shell tool.
+        (
+            "shell",
+            json!({"command": ["bash", "-lc", "cat src/b.py"]}),
+            None,
+        ),
+    ];
+    for (i, (tool, input, part)) in reads.into_iter().enumerate() {
+        live_call(
+            &memory,
+            &s,
+            &format!("k{i}"),
+            10 * (i as i64 + 1),
+            tool,
+            input.clone(),
+            "B = 1\n",
+        );
+        let text = recall_file(&memory, &s, "src/b.py");
+        assert!(text.contains("\n- file: src/b.py\n"), "{input}: {text}");
+        assert!(
+            text.contains("\n- on disk: unchanged since this read (same content hash)\n"),
+            "{input}: {text}"
+        );
+        match part {
+            None => assert!(!text.contains("\n- part: "), "{input}: {text}"),
+            Some(command) => assert!(
+                text.contains(&format!(
+                    "\n- part: this read was the shell command {command}"
+                )),
+                "{input}: {text}"
+            ),
+        }
+    }
+    let text = recall_file(&memory, &s, "src/b.py");
+    assert!(
+        text.starts_with("### shell(cat src/b.py) — current session\n"),
+        "{text}"
+    );
+    let index = memory.workspace_index(Some(&s)).unwrap();
+    assert!(index.contains("- src/b.py — 5 touches, last "), "{index}");
+
+    // Codex's apply_patch writes: a read before it is no longer called unchanged.
+    let patch = "*** Begin Patch\n*** Update File: src/b.py\n@@\n-B = 1\n+B = 2\n*** End Patch\n";
+    live_call(
+        &memory,
+        &s,
+        "p",
+        100,
+        "apply_patch",
+        json!(patch),
+        "Success. Updated src/b.py",
+    );
+    let text = recall_file(&memory, &s, "src/b.py");
+    assert!(
+        text.contains("\n- changed later in memory: apply_patch at "),
+        "{text}"
+    );
+    // Gemini CLI's older read_file names the file `absolute_path`.
+    let absolute = root.join("src/b.py").to_string_lossy().into_owned();
+    live_call(
+        &memory,
+        &s,
+        "g",
+        200,
+        "read_file",
+        json!({"absolute_path": absolute}),
+        "B = 1\n",
+    );
+    let text = recall_file(&memory, &s, "src/b.py");
+    assert!(text.starts_with("### read_file("), "{text}");
 }
