@@ -9,13 +9,17 @@ use crate::canonical::{Part, PathAccess};
 use crate::error::Result;
 use crate::retrieve::{EmbeddingStatus, Hit, RecallQuery, Retriever};
 use crate::store::EpisodeHeader;
-use crate::tools::{DiskState, FileRecall, ReadPart, disk_state, read_part};
+use crate::tools::{DiskState, FileRecall, PassedOver, ReadPart, disk_state, read_part};
 
 /// How many turns before the episode's own `recall_file` searches for the read's call: results
 /// recorded one message at a time (OpenAI's formats) and a subagent's turns interleaved in a
 /// main log can stand between a call and its result. Turns are filtered by the call id in SQL
 /// before any is parsed, so the reach costs little.
 const CALL_LOOKBACK_TURNS: u64 = 1_000;
+
+/// Most reads of one file `recall_file` walks back through for a whole read of the same
+/// content, when the latest may hold only part of it.
+const MAX_READS_CONSIDERED: usize = 20;
 
 impl Memory {
     /// The episodes of this workspace most relevant to `query`, best first, each with its four
@@ -53,7 +57,10 @@ impl Memory {
     /// find the same file) in any session of this workspace, with whether the file on disk
     /// changed since, and the latest write to it recorded after that read. With such a write,
     /// "unchanged" is reported as unknown: the read's hash may have been taken after it.
-    /// [`FileRecall::part`] says when the read may have covered only part of the file.
+    /// [`FileRecall::part`] says when the read may have covered only part of the file. When the
+    /// latest read may hold only part and an earlier read recorded the same content hash (no
+    /// read recording another between them) and holds the whole file, that earlier read is
+    /// returned instead, with the latest in [`FileRecall::passed_over`].
     ///
     /// # Errors
     /// Database errors; [`crate::ErrorKind::Corrupt`] when the read's stored turns no longer
@@ -61,23 +68,52 @@ impl Memory {
     pub fn recall_file(&self, path: &str) -> Result<Option<FileRecall>> {
         let ws = self.workspace.id();
         let relative = self.workspace.relativize(path);
-        let Some((episode, matched)) =
-            self.store
-                .latest_episode_for_path(ws, &relative, Some(PathAccess::Read))?
-        else {
+        let mut reads = self
+            .store
+            .reads_of_path(ws, &relative, MAX_READS_CONSIDERED)?;
+        if reads.is_empty() {
             return Ok(None);
+        }
+        let newest = reads[0].0.clone();
+        let newest_part = self.read_part_of(&newest)?;
+        // A read of part of the file gives way to the newest earlier whole read of the same
+        // content: the same recorded hash, with no read recording another between them.
+        let mut chosen = 0;
+        if let (Some(_), Some(hash)) = (&newest_part, reads[0].1.content_hash.clone()) {
+            for (i, (episode, path)) in reads.iter().enumerate().skip(1) {
+                if path.content_hash.as_deref() != Some(hash.as_str()) {
+                    break;
+                }
+                if self.read_part_of(episode)?.is_none() {
+                    chosen = i;
+                    break;
+                }
+            }
+        }
+        let (header, matched) = reads.swap_remove(chosen);
+        let episode = self.store.episode(ws, &header.id)?;
+        let (part, passed_over) = match newest_part {
+            Some(part) if chosen > 0 => (
+                None,
+                Some(PassedOver {
+                    header: newest.clone(),
+                    part,
+                }),
+            ),
+            part => (part, None),
         };
         let latest_write = self
             .store
             .latest_episode_for_path(ws, &relative, Some(PathAccess::Write))?
             .map(|(write, _)| write.header);
         // Later in time, or at the same time (one turn's calls share its time) and recorded
-        // after it, which is the order the calls were made in.
+        // after it, which is the order the calls were made in. Measured from the newest read:
+        // the hash compared below is its hash too.
         let later_write = match latest_write {
-            Some(w) if w.created_at > episode.header.created_at => Some(w),
+            Some(w) if w.created_at > newest.created_at => Some(w),
             Some(w)
-                if w.created_at == episode.header.created_at
-                    && self.store.recorded_after(ws, &w.id, &episode.header.id)? =>
+                if w.created_at == newest.created_at
+                    && self.store.recorded_after(ws, &w.id, &newest.id)? =>
             {
                 Some(w)
             }
@@ -94,13 +130,13 @@ impl Memory {
                     .to_owned(),
             );
         }
-        let part = self.read_part_of(&episode.header)?;
         Ok(Some(FileRecall {
             episode,
             path: matched,
             disk,
             later_write,
             part,
+            passed_over,
         }))
     }
 

@@ -16,7 +16,10 @@ use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::connection::db_error;
-use super::episodes::{self, StoredEpisode, StoredPath, path_from_row};
+use super::episodes::{
+    self, EpisodeHeader, HEADER_COLUMN_COUNT, HEADER_COLUMNS, StoredEpisode, StoredPath,
+    header_from_row, path_at, path_from_row,
+};
 use super::sessions::{self, Session};
 use super::workspace::{Workspace, WorkspaceSource};
 use super::{Store, from_millis};
@@ -292,6 +295,46 @@ impl Store {
                 Some((id, path)) => Ok(Some((episodes::fetch(conn, workspace_id, &id)?, path))),
                 None => Ok(None),
             }
+        })
+    }
+
+    /// The `n` most recent reads of `relative` (a workspace-relative path) in `workspace_id`,
+    /// newest first as [`Store::latest_episode_for_path`] orders them, each episode's header with
+    /// its matching path row (one row per episode): what `recall_file` walks back through for a
+    /// whole read. Contents are not read; [`Store::episode`] reads the one chosen.
+    ///
+    /// # Errors
+    /// A database error if the read fails.
+    pub fn reads_of_path(
+        &self,
+        workspace_id: &str,
+        relative: &str,
+        n: usize,
+    ) -> Result<Vec<(EpisodeHeader, StoredPath)>> {
+        self.read(|conn| {
+            let context = format!("cannot find reads of {relative:?}");
+            let found: Vec<(EpisodeHeader, StoredPath)> = conn
+                .prepare_cached(&format!(
+                    "SELECT {HEADER_COLUMNS}, p.given, p.relative, p.access, p.content_hash
+                     FROM episode_paths p JOIN episodes e ON e.pk = p.episode_pk
+                     WHERE p.workspace_id = ?1 AND p.relative = ?2 AND p.access = 'read'
+                     ORDER BY p.created_at DESC, p.episode_pk DESC LIMIT ?3"
+                ))
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![workspace_id, relative, limit(n)], |r| {
+                        Ok((header_from_row(r)?, path_at(r, HEADER_COLUMN_COUNT)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| db_error(&context, e))?;
+            let mut out: Vec<(EpisodeHeader, StoredPath)> = Vec::with_capacity(found.len());
+            for (header, path) in found {
+                // One episode reading the file twice (two paths) is one read.
+                if !out.iter().any(|(e, _)| e.id == header.id) {
+                    out.push((header, path));
+                }
+            }
+            Ok(out)
         })
     }
 

@@ -97,6 +97,9 @@ pub struct StoredEpisode {
 pub(crate) const HEADER_COLUMNS: &str = "e.id, e.workspace_id, e.session_id, e.turn_seq, e.kind, \
      e.tool_name, e.call_id, e.status, e.summary, e.created_at, e.token_estimate";
 
+/// How many columns [`HEADER_COLUMNS`] selects: where the columns after them start.
+pub(crate) const HEADER_COLUMN_COUNT: usize = 11;
+
 pub(crate) fn header_from_row(row: &Row<'_>) -> rusqlite::Result<EpisodeHeader> {
     let invalid = |index: usize, e: Error| {
         rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(e))
@@ -389,14 +392,21 @@ pub(crate) fn paths_of(conn: &Connection, pk: i64) -> rusqlite::Result<Vec<Store
     rows.collect()
 }
 
+/// A path row read from `given, relative, access, content_hash` at the start of `row`.
 pub(crate) fn path_from_row(row: &Row<'_>) -> rusqlite::Result<StoredPath> {
-    let access: String = row.get(2)?;
+    path_at(row, 0)
+}
+
+/// A path row read from `given, relative, access, content_hash` starting at column `first`.
+pub(crate) fn path_at(row: &Row<'_>, first: usize) -> rusqlite::Result<StoredPath> {
+    let access: String = row.get(first + 2)?;
     Ok(StoredPath {
-        given: row.get(0)?,
-        relative: row.get(1)?,
-        access: PathAccess::parse(&access)
-            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(2, Type::Text, Box::new(e)))?,
-        content_hash: row.get(3)?,
+        given: row.get(first)?,
+        relative: row.get(first + 1)?,
+        access: PathAccess::parse(&access).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(first + 2, Type::Text, Box::new(e))
+        })?,
+        content_hash: row.get(first + 3)?,
     })
 }
 
@@ -428,5 +438,15 @@ impl Store {
                 })
                 .map_err(|e| db_error(&format!("cannot list episodes of {session_id:?}"), e))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_column_count_is_the_header_columns() {
+        assert_eq!(HEADER_COLUMNS.split(',').count(), HEADER_COLUMN_COUNT);
     }
 }

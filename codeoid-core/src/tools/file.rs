@@ -42,6 +42,19 @@ pub struct FileRecall {
     /// What part of the file the read covered, when it may not have been all of it (see
     /// [`read_part`]).
     pub part: Option<ReadPart>,
+    /// The latest read, when it may hold only part of the file and this earlier whole read of
+    /// the same content (the same recorded hash) was shown instead.
+    pub passed_over: Option<PassedOver>,
+}
+
+/// A later read of a file that `recall_file` passed over for an earlier whole read of the same
+/// content: its recorded content hash is the whole read's, and it may hold only part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassedOver {
+    /// The later read.
+    pub header: EpisodeHeader,
+    /// What part of the file it may hold.
+    pub part: ReadPart,
 }
 
 /// How much of a file a read covered, when it may not have been all of it.

@@ -266,6 +266,21 @@ pub(crate) fn file_text(
     if let Some(part) = &recall.part {
         out.push_str(&format!("\n- part: {part}"));
     }
+    if let Some(later) = &recall.passed_over {
+        out.push_str(&format!(
+            "\n- chosen: the newest whole read of this content; the latest read ({} at {} — {}, \
+             episode_id: {}) has the same content hash, but {}",
+            later
+                .header
+                .tool_name
+                .as_deref()
+                .unwrap_or(later.header.kind.as_str()),
+            iso8601(later.header.created_at),
+            label(&later.header.session_id)?,
+            later.header.id,
+            later.part
+        ));
+    }
     out.push_str(&format!("\n- on disk: {}", disk_line(&recall.disk)));
     if let Some(write) = &recall.later_write {
         out.push_str(&format!(

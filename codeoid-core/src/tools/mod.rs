@@ -21,7 +21,7 @@ mod schema;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-pub use file::{DiskState, FileRecall, ReadPart, disk_state, read_part};
+pub use file::{DiskState, FileRecall, PassedOver, ReadPart, disk_state, read_part};
 pub use format::{MAX_CONTENT_CHARS, RECALL_BUDGET_CHARS};
 pub use schema::{
     EPISODE_PAGE_CHARS, PREFIX_SEPARATOR, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT,

@@ -440,10 +440,13 @@ fn shell_commands_that_show_a_file_are_reads() {
         );
         match part {
             None => assert!(!text.contains("\n- part: "), "{input}: {text}"),
+            // The whole reads before it hold the same content: one of them is shown, and the
+            // partial read named.
             Some(command) => assert!(
-                text.contains(&format!(
-                    "\n- part: this read was the shell command {command}"
-                )),
+                text.contains(
+                    "\n- chosen: the newest whole read of this content; the latest read (Bash at "
+                ) && text.contains(&format!("but this read was the shell command {command}"))
+                    && !text.contains("\n- part: "),
                 "{input}: {text}"
             ),
         }
@@ -485,4 +488,69 @@ fn shell_commands_that_show_a_file_are_reads() {
     );
     let text = recall_file(&memory, &s, "src/b.py");
     assert!(text.starts_with("### read_file("), "{text}");
+}
+
+#[test]
+fn a_later_read_of_part_gives_way_to_an_earlier_whole_read_of_the_same_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = lexical_memory(dir.path());
+    let root = memory.workspace().root().to_path_buf();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let file = root.join("src/a.py");
+    let lines: String = (0..300).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(&file, &lines).unwrap();
+    let s = session(&memory, "work");
+    memory
+        .record_turn(&s, &at(Turn::user_text("look"), "u", 0))
+        .unwrap();
+    live_call(
+        &memory,
+        &s,
+        "w",
+        10,
+        "Read",
+        json!({"file_path": "src/a.py"}),
+        &lines,
+    );
+    let window = json!({"file_path": "src/a.py", "offset": 100, "limit": 5});
+    let five = "line 100\nline 101\nline 102\nline 103\nline 104\n";
+    live_call(&memory, &s, "p", 20, "Read", window.clone(), five);
+
+    let found = memory.recall_file("src/a.py").unwrap().unwrap();
+    assert!(found.episode.content.contains("line 299"), "the whole read");
+    assert_eq!(found.part, None);
+    let later = found
+        .passed_over
+        .as_ref()
+        .expect("the partial read is named");
+    assert_eq!(
+        later.part.to_string(),
+        "this read was called with range arguments (offset: 100, limit: 5) and may hold only \
+         part of the file"
+    );
+    assert_eq!(found.disk, codeoid_core::tools::DiskState::Unchanged);
+    let text = recall_file(&memory, &s, "src/a.py");
+    assert!(!text.contains("\n- part: "), "{text}");
+    assert!(
+        text.contains(&format!(
+            "\n- chosen: the newest whole read of this content; the latest read (Read at {} — \
+             current session, episode_id: {}) has the same content hash, but this read was \
+             called with range arguments (offset: 100, limit: 5) and may hold only part of the \
+             file\n",
+            codeoid_core::store::iso8601(crate::store::time(21)),
+            later.header.id
+        )),
+        "{text}"
+    );
+
+    // Once the file changed, an earlier whole read is of other content: the latest is shown.
+    std::fs::write(&file, format!("{lines}line 300\n")).unwrap();
+    live_call(&memory, &s, "q", 30, "Read", window, five);
+    let found = memory.recall_file("src/a.py").unwrap().unwrap();
+    assert!(found.passed_over.is_none());
+    assert!(matches!(
+        found.part,
+        Some(codeoid_core::tools::ReadPart::Arguments(_))
+    ));
+    assert!(!found.episode.content.contains("line 299"));
 }
