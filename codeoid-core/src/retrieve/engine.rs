@@ -286,6 +286,7 @@ impl Retriever {
         let LexicalMatches {
             hits: lexical_hits,
             scores: lexical_scores,
+            mut counts,
         } = lexical?;
         let VectorCandidates {
             query: query_vector,
@@ -400,7 +401,14 @@ impl Retriever {
         }
         let (scope, sample) = sample;
         let baseline = Baseline::of(scope, sample.into_iter().map(f64::from));
-        judge(&self.store, &query.text, baseline, &candidates, &mut hits)?;
+        judge(
+            &self.store,
+            &query.text,
+            baseline,
+            &mut counts,
+            &candidates,
+            &mut hits,
+        )?;
         Ok(hits)
     }
 
@@ -466,11 +474,9 @@ impl Retriever {
             .worker()
             .with_index(|index| {
                 index.map(|i| {
-                    let hits = i.search_on(&query_vector, &filter, k, threads);
-                    (
-                        hits,
-                        i.sample_cosines(&query_vector, &filter, BASELINE_SAMPLE),
-                    )
+                    let scan =
+                        i.search_sampled(&query_vector, &filter, k, threads, BASELINE_SAMPLE);
+                    (scan.hits, (scan.scope, scan.sample))
                 })
             })
             .unwrap_or_default();

@@ -39,5 +39,5 @@ pub use config::{
 pub use engine::Retriever;
 pub use query::{Components, Hit, MAX_RECALL_LIMIT, RecallFilters, RecallQuery};
 pub use relevance::{BASELINE_SAMPLE, LIFT_MARGIN, MIN_SHARE, Relevance};
-pub use vector_index::{EntryMeta, IndexFilter, PARALLEL_MIN_ENTRIES, VectorIndex};
+pub use vector_index::{EntryMeta, IndexFilter, PARALLEL_MIN_ENTRIES, SampledScan, VectorIndex};
 pub use worker::{EmbeddingPhase, EmbeddingStatus};

@@ -8,7 +8,13 @@
 //!   **share** of the query's term weight they carry, each term weighted by its BM25 inverse
 //!   document frequency: `chart` in a query about a Kubernetes helm chart rollout is a common
 //!   word, `kubernetes` and `helm` (in no episode) carry most of the weight. A lexical match is
-//!   worth the name when it holds at least [`MIN_SHARE`] of the weight.
+//!   worth the name when it holds at least [`MIN_SHARE`] of the weight, or, for a query of three
+//!   terms, two of them however common (shorter queries are all or nothing, and holding all
+//!   is a share of 1): `schema version constant` against the episode reading `SCHEMA_VERSION`
+//!   holds two common words of a small store full of schema versions (an IDF near 0) and is no
+//!   weak match for lacking the rare third. (A majority for every query length let a long
+//!   off-topic prompt's common words through: 99 → 76 of 156 off-topic hits weak on the quality
+//!   set; for three terms, 99 → 95, and the relevant hits labelled weak stay the same 10.)
 //!   A hit touching a file the query names (path signal at least 0.5) is a lexical match too.
 //! - **Lift**: how far the hit's cosine stands above the typical cosine of this query in the
 //!   recall's scope, in units of its spread: `(cos - median) / (1.4826 · MAD)` over a sample of
@@ -36,10 +42,14 @@ use std::collections::HashMap;
 use super::fusion::Candidate;
 use super::query::Hit;
 use crate::error::Result;
-use crate::store::Store;
+use crate::store::{DocCounts, Store};
 
 /// Least share of the query's term weight a lexical match worth the name holds.
 pub const MIN_SHARE: f64 = 0.5;
+
+/// Queries of at most this many terms also make a lexical match of a hit holding most of them,
+/// however common they are (in effect two of three: with fewer terms, most is all).
+const SHORT_QUERY_TERMS: usize = 3;
 
 /// How far above the best of the scope's noise (`sqrt(2 ln n)` spreads above the median, for
 /// `n` episodes in scope) a lift must be to count as clearly above the typical similarity.
@@ -91,7 +101,8 @@ impl Relevance {
         lift: Option<f64>,
         baseline: Option<&Baseline>,
     ) -> Relevance {
-        let lexical = (!held.is_empty() && share >= MIN_SHARE) || path >= MIN_PATH;
+        let majority = terms <= SHORT_QUERY_TERMS && held.len() * 2 > terms;
+        let lexical = (!held.is_empty() && (share >= MIN_SHARE || majority)) || path >= MIN_PATH;
         let lift_needed = baseline.map(|b| b.needed);
         let similar = lift.zip(lift_needed).is_some_and(|(l, n)| l >= n);
         Relevance {
@@ -142,7 +153,8 @@ impl Baseline {
 }
 
 /// Judges each of `hits` (see [`super::relevance`]): the terms of `query` its own text holds,
-/// weighted as BM25 weighs them, and its cosine against the scope's `baseline`.
+/// weighted as BM25 weighs them (with the lexical plan's document `counts`), and its cosine
+/// against the scope's `baseline`.
 ///
 /// # Errors
 /// A database error reading the terms' frequencies.
@@ -150,6 +162,7 @@ pub(super) fn judge(
     store: &Store,
     query: &str,
     baseline: Option<Baseline>,
+    counts: &mut DocCounts,
     candidates: &[Candidate],
     hits: &mut [Hit],
 ) -> Result<()> {
@@ -168,7 +181,7 @@ pub(super) fn judge(
             (h.header.summary.as_str(), h.content.as_str(), tool)
         })
         .collect();
-    let terms = store.query_terms_held(query, &texts)?;
+    let terms = store.query_terms_held(query, &texts, counts)?;
     let total: f64 = terms.weights.iter().sum();
     for ((hit, held), lift) in hits.iter_mut().zip(terms.held).zip(lifts) {
         let weight = held.iter().fold(0.0, |sum, &i| sum + terms.weights[i]);
@@ -214,6 +227,16 @@ mod tests {
             Relevance::judge(4, held(held_n), share, path, lift, Some(&baseline))
         };
         assert!(judge(1, 0.2, 0.0, None).weak, "a common word of four");
+        assert!(
+            judge(3, 0.3, 0.0, None).weak,
+            "most of four common words: a long query"
+        );
+        // A short query: most of its terms make a match, however common they are.
+        let short = |held_n| Relevance::judge(3, held(held_n), 0.05, 0.0, None, None).weak;
+        assert!(!short(2), "two of three, in every episode of a small store");
+        assert!(short(1));
+        // Two terms: one is no majority.
+        assert!(Relevance::judge(2, held(1), 0.05, 0.0, None, None).weak);
         assert!(!judge(1, 0.6, 0.0, None).weak, "the rare word of four");
         assert!(!judge(0, 0.0, 1.0, None).weak, "the file the query names");
         assert!(judge(0, 0.0, 0.25, None).weak);

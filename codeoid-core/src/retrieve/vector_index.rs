@@ -87,6 +87,18 @@ pub struct IndexFilter<'a> {
     pub pks: Option<&'a HashSet<i64>>,
 }
 
+/// What [`VectorIndex::search_sampled`] found in one scan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SampledScan {
+    /// The best episodes, best first, as `(key, approximate cosine of the best window)`.
+    pub hits: Vec<(i64, f32)>,
+    /// How many episodes passed the filter (0 when no sample was asked for).
+    pub scope: usize,
+    /// The approximate cosines of up to the asked number of passing episodes, evenly spaced
+    /// in insertion order.
+    pub sample: Vec<f32>,
+}
+
 /// Strings seen often (session ids, tool names), stored once.
 #[derive(Debug, Default)]
 struct Interner {
@@ -293,13 +305,31 @@ impl VectorIndex {
         k: usize,
         threads: usize,
     ) -> Vec<(i64, f32)> {
-        if k == 0 || query.len() != self.dim || self.entries.is_empty() {
-            return Vec::new();
+        self.search_sampled(query, filter, k, threads, 0).hits
+    }
+
+    /// [`VectorIndex::search_on`], and from the same scan how many episodes pass `filter` and
+    /// the approximate cosines of up to `sample` of them, evenly spaced over the index in
+    /// insertion order (all of them when fewer pass): what this query scores against a typical
+    /// episode in scope, for judging whether a hit stands out (see `relevance`). Taking the
+    /// sample from the scan costs no second pass over the vectors. Nothing for a query of
+    /// another width.
+    pub fn search_sampled(
+        &self,
+        query: &[f32],
+        filter: &IndexFilter<'_>,
+        k: usize,
+        threads: usize,
+        sample: usize,
+    ) -> SampledScan {
+        if (k == 0 && sample == 0) || query.len() != self.dim || self.entries.is_empty() {
+            return SampledScan::default();
         }
         let Some(pass) = self.resolve(filter) else {
-            return Vec::new();
+            return SampledScan::default();
         };
         let (q, q_scale) = quantize(query);
+        let keep_scores = sample > 0;
         // Large indexes are scanned in contiguous parts on several threads (the scan streams
         // memory, so each core adds bandwidth); each part keeps its own top k.
         let threads = if self.entries.len() >= PARALLEL_MIN_ENTRIES {
@@ -308,56 +338,36 @@ impl VectorIndex {
             1
         };
         let part = self.entries.len().div_ceil(threads);
-        let mut found: Vec<Scored> = std::thread::scope(|scope| {
+        let scan = |entries| self.scan(entries, &q, q_scale, &pass, k, keep_scores);
+        let (mut found, scores) = std::thread::scope(|scope| {
             let others: Vec<_> = self.entries[part..]
                 .chunks(part)
-                .map(|entries| scope.spawn(|| self.scan(entries, &q, q_scale, &pass, k)))
+                .map(|entries| scope.spawn(move || scan(entries)))
                 .collect();
-            let mut found = self.scan(&self.entries[..part], &q, q_scale, &pass, k);
+            let (mut found, mut scores) = scan(&self.entries[..part]);
+            // Parts are joined in index order, so the scores stay in insertion order.
             for other in others {
-                found.extend(
-                    other
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                );
+                let (more, more_scores) = other
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                found.extend(more);
+                scores.extend(more_scores);
             }
-            found
+            (found, scores)
         });
         found.sort();
         found.truncate(k);
-        found.into_iter().map(|s| (s.pk, s.score)).collect()
-    }
-
-    /// How many episodes pass `filter`, and the approximate cosines (as
-    /// [`VectorIndex::search`] scores them) of up to `max` of them, evenly spaced over the
-    /// index in insertion order, or of all of them when fewer pass: what this query scores
-    /// against a typical episode in scope, for judging whether a hit stands out (see
-    /// `relevance`). Nothing for a query of another width.
-    pub fn sample_cosines(
-        &self,
-        query: &[f32],
-        filter: &IndexFilter<'_>,
-        max: usize,
-    ) -> (usize, Vec<f32>) {
-        if max == 0 || query.len() != self.dim || self.entries.is_empty() {
-            return (0, Vec::new());
+        let scope = scores.len();
+        let step = scope.div_ceil(sample.max(1)).max(1);
+        SampledScan {
+            hits: found.into_iter().map(|s| (s.pk, s.score)).collect(),
+            scope: if keep_scores { scope } else { 0 },
+            sample: scores.into_iter().step_by(step).collect(),
         }
-        let Some(pass) = self.resolve(filter) else {
-            return (0, Vec::new());
-        };
-        let passing: Vec<&Entry> = self.entries.iter().filter(|e| pass(e)).collect();
-        let (q, q_scale) = quantize(query);
-        let mut raw = [0i32; MAX_SCAN_WINDOWS];
-        let step = passing.len().div_ceil(max).max(1);
-        let sample = passing
-            .iter()
-            .step_by(step)
-            .map(|entry| self.best_window(&q, entry, &mut raw) * q_scale)
-            .collect();
-        (passing.len(), sample)
     }
 
-    /// The top `k` of `entries` that pass `pass`, unordered.
+    /// The top `k` of `entries` that pass `pass`, unordered, and (with `keep_scores`) the
+    /// score of every passing entry in order.
     fn scan(
         &self,
         entries: &[Entry],
@@ -365,9 +375,11 @@ impl VectorIndex {
         q_scale: f32,
         pass: &(impl Fn(&Entry) -> bool + Sync),
         k: usize,
-    ) -> Vec<Scored> {
+        keep_scores: bool,
+    ) -> (Vec<Scored>, Vec<f32>) {
         let mut heap: BinaryHeap<Scored> =
             BinaryHeap::with_capacity(k.min(entries.len()).saturating_add(1));
+        let mut scores = Vec::with_capacity(if keep_scores { entries.len() } else { 0 });
         let mut raw = [0i32; MAX_SCAN_WINDOWS];
         // Entries are in row order and an episode's windows are adjacent rows, so this walks
         // memory front to back; an episode that fails the filter costs no arithmetic at all.
@@ -375,9 +387,12 @@ impl VectorIndex {
             if !pass(entry) {
                 continue;
             }
-            let best = self.best_window(q, entry, &mut raw);
+            let score = self.best_window(q, entry, &mut raw) * q_scale;
+            if keep_scores {
+                scores.push(score);
+            }
             let scored = Scored {
-                score: best * q_scale,
+                score,
                 pk: entry.pk,
             };
             if heap.len() < k {
@@ -387,7 +402,7 @@ impl VectorIndex {
                 heap.push(scored);
             }
         }
-        heap.into_vec()
+        (heap.into_vec(), scores)
     }
 
     /// The best scaled int8 score (`dot × row scale`) of `entry`'s windows for the int8 query `q`.
@@ -624,7 +639,7 @@ mod tests {
             let parallel = index.search(&query, &filter, 25);
             let pass = index.resolve(&filter).unwrap();
             let (q, q_scale) = quantize(&query);
-            let mut single = index.scan(&index.entries, &q, q_scale, &pass, 25);
+            let (mut single, _) = index.scan(&index.entries, &q, q_scale, &pass, 25, false);
             single.sort();
             let single: Vec<(i64, f32)> = single.into_iter().map(|s| (s.pk, s.score)).collect();
             assert_eq!(parallel, single);
@@ -640,22 +655,59 @@ mod tests {
             let v = unit(&[1.0, pk as f32 / 10.0]);
             index.add(meta(pk, session, None, 0), &[v]).unwrap();
         }
+        let sampled = |filter: &IndexFilter<'_>, query: &[f32], max: usize| {
+            index.search_sampled(query, filter, 3, 1, max)
+        };
         let all = IndexFilter::default();
-        assert_eq!(index.sample_cosines(&[1.0, 0.0], &all, 1000).1.len(), 100);
-        let (scope, ten) = index.sample_cosines(&[1.0, 0.0], &all, 10);
-        assert_eq!((scope, ten.len()), (100, 10));
+        assert_eq!(sampled(&all, &[1.0, 0.0], 1000).sample.len(), 100);
+        let ten = sampled(&all, &[1.0, 0.0], 10);
+        assert_eq!((ten.scope, ten.sample.len()), (100, 10));
         // Evenly spaced: from the first episode to near the last.
-        assert!(ten[0] > 0.99 && ten[9] < 0.2, "{ten:?}");
+        assert!(
+            ten.sample[0] > 0.99 && ten.sample[9] < 0.2,
+            "{:?}",
+            ten.sample
+        );
+        // The hits are those of a plain search.
+        assert_eq!(ten.hits, index.search(&[1.0, 0.0], &all, 3));
         let odd = IndexFilter {
             session_id: Some("odd"),
             ..IndexFilter::default()
         };
-        let (scope, sample) = index.sample_cosines(&[1.0, 0.0], &odd, 1000);
-        assert_eq!((scope, sample.len()), (50, 50));
+        let odd = sampled(&odd, &[1.0, 0.0], 1000);
+        assert_eq!((odd.scope, odd.sample.len()), (50, 50));
+        assert!(odd.hits.iter().all(|(pk, _)| pk % 2 == 1), "{:?}", odd.hits);
+        let sample_only = index.search_sampled(&[1.0, 0.0], &all, 0, 1, 10);
+        assert_eq!(sample_only.hits, []);
         assert_eq!(
-            index.sample_cosines(&[1.0], &all, 10),
-            (0, Vec::new()),
+            sample_only.sample, ten.sample,
+            "no hits asked, the same sample"
+        );
+        let none = sampled(&all, &[1.0, 0.0], 0);
+        assert_eq!((none.scope, none.sample.len(), none.hits.len()), (0, 0, 3));
+        assert_eq!(
+            sampled(&all, &[1.0], 10),
+            SampledScan::default(),
             "wrong width"
+        );
+    }
+
+    #[test]
+    fn a_parallel_sample_is_the_single_thread_sample() {
+        let mut index = VectorIndex::new(2);
+        for pk in 0..(PARALLEL_MIN_ENTRIES as i64 + 777) {
+            let v = unit(&[1.0, (pk % 97) as f32 / 10.0]);
+            index.add(meta(pk, "s", None, 0), &[v]).unwrap();
+        }
+        let filter = IndexFilter::default();
+        let one = index.search_sampled(&[0.6, 0.8], &filter, 5, 1, 300);
+        let four = index.search_sampled(&[0.6, 0.8], &filter, 5, 4, 300);
+        assert_eq!(one, four);
+        assert_eq!(one.scope, PARALLEL_MIN_ENTRIES + 777);
+        assert!(
+            one.sample.len() <= 300 && one.sample.len() > 250,
+            "{}",
+            one.sample.len()
         );
     }
 

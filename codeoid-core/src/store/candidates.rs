@@ -12,10 +12,11 @@
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, params_from_iter};
+use rusqlite::{Connection, params_from_iter};
 
 use super::Store;
 use super::connection::db_error;
+use super::doc_counts::DocCounts;
 use super::episodes::{EpisodeHeader, HEADER_COLUMNS, header_from_row};
 use super::fts::{Term, index_text, query_terms};
 use super::search_text::tool_call_text;
@@ -189,11 +190,17 @@ impl Store {
     /// 32, an identifier's spellings counted as one term) with their weights, and for each of
     /// `texts` the terms it holds: a word as one of its words, a phrase as consecutive words of
     /// one field (summary, content, tool name), after the same camel-case splitting and
-    /// tool-call reading as the index.
+    /// tool-call reading as the index. Document frequencies already in `counts` (the lexical
+    /// plan's) are not read again.
     ///
     /// # Errors
     /// A database error reading the index's document frequencies.
-    pub(crate) fn query_terms_held(&self, query: &str, texts: &[HitText<'_>]) -> Result<TermsHeld> {
+    pub(crate) fn query_terms_held(
+        &self,
+        query: &str,
+        texts: &[HitText<'_>],
+        counts: &mut DocCounts,
+    ) -> Result<TermsHeld> {
         let groups = TermGroups::new(query);
         if groups.groups.is_empty() {
             return Ok(TermsHeld {
@@ -202,7 +209,8 @@ impl Store {
             });
         }
         let weights = self.read(|conn| {
-            idf_weights(conn, &groups).map_err(|e| db_error("cannot read term frequencies", e))
+            idf_weights(conn, counts, &groups)
+                .map_err(|e| db_error("cannot read term frequencies", e))
         })?;
         Ok(TermsHeld {
             held: texts.iter().map(|t| groups.held_by(*t)).collect(),
@@ -214,19 +222,17 @@ impl Store {
 
 /// The BM25 inverse document frequency of each term group: of its first spelling, a phrase's
 /// frequency bounded by its rarest word's (as the lexical plan counts them).
-fn idf_weights(conn: &Connection, groups: &TermGroups) -> rusqlite::Result<Vec<f64>> {
-    let rows: i64 = conn
-        .prepare_cached("SELECT coalesce(max(pk), 0) FROM episodes")?
-        .query_row([], |r| r.get(0))?;
+fn idf_weights(
+    conn: &Connection,
+    counts: &mut DocCounts,
+    groups: &TermGroups,
+) -> rusqlite::Result<Vec<f64>> {
+    let rows = counts.rows(conn)?;
     let mut weights = Vec::with_capacity(groups.groups.len());
     for group in &groups.groups {
         let mut docs: Option<i64> = None;
         for token in group.first().into_iter().flatten() {
-            let d: i64 = conn
-                .prepare_cached("SELECT doc FROM episodes_vocab WHERE term = ?1")?
-                .query_row([token], |r| r.get(0))
-                .optional()?
-                .unwrap_or(0);
+            let d = counts.docs(conn, token)?;
             docs = Some(docs.map_or(d, |m| m.min(d)));
         }
         let n = docs.unwrap_or(0).clamp(0, rows) as f64;
@@ -243,7 +249,11 @@ mod tests {
     fn held(query: &str, summary: &str, content: &str) -> (Vec<String>, Vec<usize>) {
         let store = Store::open_in_memory().unwrap();
         let mut out = store
-            .query_terms_held(query, &[(summary, content, None)])
+            .query_terms_held(
+                query,
+                &[(summary, content, None)],
+                &mut DocCounts::default(),
+            )
             .unwrap();
         (out.terms, out.held.remove(0))
     }
@@ -280,7 +290,9 @@ mod tests {
         let content =
             "# Tool: Write\n\n## Input\n{\n  \"content\": \"a\\nexport b\"\n}\n\n## Result\nok";
         let text = ("Write(a.js)", content, Some("Write"));
-        let out = store.query_terms_held("export", &[text]).unwrap();
+        let out = store
+            .query_terms_held("export", &[text], &mut DocCounts::default())
+            .unwrap();
         assert_eq!(out.held, [vec![0]]);
         assert_eq!(out.weights.len(), 1);
     }

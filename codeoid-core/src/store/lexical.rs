@@ -43,11 +43,12 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, params_from_iter};
+use rusqlite::{Connection, params_from_iter};
 
 use super::aggregates::memory_tool_sql;
 use super::candidates::headers_in;
 use super::connection::db_error;
+use super::doc_counts::DocCounts;
 use super::episodes::EpisodeHeader;
 use super::fts::{BM25_WEIGHTS, Term, join_terms, query_terms};
 use super::{Store, to_millis};
@@ -105,6 +106,8 @@ pub(crate) struct LexicalMatches {
     /// `(episode key, -bm25())` of every scored match, best first. Without filters it may hold
     /// other workspaces' episodes; look keys up, do not list them.
     pub scores: Vec<(i64, f64)>,
+    /// The document frequencies the plan read, for the relevance judgement to reuse.
+    pub counts: DocCounts,
 }
 
 /// What one search runs: the MATCH expression and, when the terms did not fit the budget, how
@@ -129,6 +132,7 @@ struct Counted {
 /// The plan for `terms` (see the module docs); `prune` drops the words most episodes hold.
 fn plan(
     conn: &Connection,
+    counts: &mut DocCounts,
     terms: Vec<Term>,
     budget: usize,
     prune: bool,
@@ -137,11 +141,7 @@ fn plan(
     for term in terms {
         let mut docs: Option<i64> = None;
         for token in term.tokens.iter().filter(|t| t.is_ascii()) {
-            let d: i64 = conn
-                .prepare_cached("SELECT doc FROM episodes_vocab WHERE term = ?1")?
-                .query_row([token], |r| r.get(0))
-                .optional()?
-                .unwrap_or(0);
+            let d = counts.docs(conn, token)?;
             docs = Some(docs.map_or(d, |m: i64| m.min(d)));
         }
         if docs != Some(0) {
@@ -151,12 +151,8 @@ fn plan(
     if counted.is_empty() {
         return Ok(None);
     }
-    // Keys are distinct positive integers, so the largest is at least the row count (exactly
-    // it until a tail replacement deletes episodes). One index seek instead of a count; an
-    // overestimate only makes the plan more cautious.
-    let rows: i64 = conn
-        .prepare_cached("SELECT coalesce(max(pk), 0) FROM episodes")?
-        .query_row([], |r| r.get(0))?;
+    // At least the row count; an overestimate only makes the plan more cautious.
+    let rows = counts.rows(conn)?;
     let (mut counted, mut left_out) = if prune {
         drop_common(rows, counted)
     } else {
@@ -402,8 +398,12 @@ impl Store {
         self.read(|conn| {
             let context = || format!("cannot search workspace {workspace_id}");
             let search = || -> rusqlite::Result<LexicalMatches> {
-                let Some(first) = plan(conn, terms, budget, true)? else {
-                    return Ok(LexicalMatches::default());
+                let mut counts = DocCounts::default();
+                let Some(first) = plan(conn, &mut counts, terms, budget, true)? else {
+                    return Ok(LexicalMatches {
+                        counts,
+                        ..LexicalMatches::default()
+                    });
                 };
                 let mut scores = score(conn, workspace_id, filters, &first)?;
                 let mut hits = top_hits(conn, workspace_id, filters, &scores, k)?;
@@ -411,13 +411,17 @@ impl Store {
                 // scope (workspace, filters, exclusions) holds no match of the kept ones, they
                 // may be all it has.
                 if hits.is_empty() {
-                    if let Some(rest) = plan(conn, first.left_out, budget, false)? {
+                    if let Some(rest) = plan(conn, &mut counts, first.left_out, budget, false)? {
                         let more = score(conn, workspace_id, filters, &rest)?;
                         scores = merged(scores, more);
                         hits = top_hits(conn, workspace_id, filters, &scores, k)?;
                     }
                 }
-                Ok(LexicalMatches { hits, scores })
+                Ok(LexicalMatches {
+                    hits,
+                    scores,
+                    counts,
+                })
             };
             search().map_err(|e| db_error(&context(), e))
         })

@@ -32,6 +32,7 @@ mod blobs;
 mod candidates;
 mod checkpoint;
 mod connection;
+mod doc_counts;
 mod episodes;
 mod fork;
 mod fts;
@@ -67,6 +68,7 @@ use crate::error::{Error, ErrorKind, Result};
 
 pub use aggregates::{HotFile, RecentSession, WorkspaceRecord, WorkspaceStats};
 pub use blobs::{BlobRef, RawOutput};
+pub(crate) use doc_counts::DocCounts;
 pub use episodes::{EpisodeHeader, StoredEpisode, StoredPath, file_content_hash};
 pub use fork::{NewFork, StoredFork};
 pub(crate) use fork::{check_at, session_title};
