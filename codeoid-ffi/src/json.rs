@@ -173,7 +173,7 @@ struct BlobOut<'a> {
 }
 
 /// The JSON shape of a recall hit: the episode header's fields, then `content`, `paths`, the
-/// fused `score` and its four `components`.
+/// fused `score`, its four `components` and its `relevance`.
 #[derive(Serialize)]
 pub(crate) struct HitOut<'a> {
     #[serde(flatten)]
@@ -182,6 +182,20 @@ pub(crate) struct HitOut<'a> {
     paths: Vec<PathOut<'a>>,
     score: f64,
     components: ComponentsOut,
+    relevance: RelevanceOut<'a>,
+}
+
+/// How relevant a hit is on its own (`codeoid_core::retrieve::Relevance`): the query terms its
+/// text holds, their share of the query's term weight, its similarity lift and whether it is
+/// weak.
+#[derive(Serialize)]
+struct RelevanceOut<'a> {
+    terms: usize,
+    held: &'a [String],
+    share: f64,
+    lift: Option<f64>,
+    lift_needed: Option<f64>,
+    weak: bool,
 }
 
 /// The four signals of a hit, each in [0, 1].
@@ -206,11 +220,20 @@ pub(crate) fn hit(h: &Hit) -> HitOut<'_> {
             recency: h.components.recency,
             path: h.components.path,
         },
+        relevance: RelevanceOut {
+            terms: h.relevance.terms,
+            held: &h.relevance.held,
+            share: h.relevance.share,
+            lift: h.relevance.lift,
+            lift_needed: h.relevance.lift_needed,
+            weak: h.relevance.weak,
+        },
     }
 }
 
 /// The latest read of a file: `{"episode", "path", "disk": {"state", "reason"}, "later_write",
-/// "part"}`.
+/// "part", "passed_over"}` (`passed_over`: `{"episode": header, "part"}`, the later read of
+/// part of the file that an earlier whole read of the same content was chosen over).
 pub(crate) fn file_recall(f: &FileRecall) -> Value {
     let (state, reason) = match &f.disk {
         DiskState::Unchanged => ("unchanged", None),
@@ -224,6 +247,10 @@ pub(crate) fn file_recall(f: &FileRecall) -> Value {
         "disk": {"state": state, "reason": reason},
         "later_write": f.later_write.as_ref().map(header),
         "part": f.part.as_ref().map(ToString::to_string),
+        "passed_over": f.passed_over.as_ref().map(|p| json!({
+            "episode": header(&p.header),
+            "part": p.part.to_string(),
+        })),
     })
 }
 

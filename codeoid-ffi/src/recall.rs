@@ -18,10 +18,13 @@ use crate::panic::boundary;
 use crate::strings::codeoid_string;
 
 /// Recalls the episodes of this workspace most relevant to `query` (any text: a question, an
-/// error message, an identifier, a path; plain text, not JSON), best first, and writes them into `*out_json` as an
-/// array of hits: the episode object of `codeoid_memory_episode` without `blobs`, plus `score`
-/// (the weighted sum) and `components` (`{"vec", "bm25", "recency", "path"}`, each in [0, 1];
-/// `vec` is 0 without a model or for an episode not embedded yet).
+/// error message, an identifier, a path; plain text, not JSON), best first, and writes them
+/// into `*out_json` as an array of hits: the episode object of `codeoid_memory_episode` without `blobs`, plus `score`
+/// (the weighted sum), `components` (`{"vec", "bm25", "recency", "path"}`, each in [0, 1];
+/// `vec` is 0 without a model or for an episode not embedded yet) and `relevance` (`{"terms",
+/// "held", "share", "lift", "lift_needed", "weak"}`: the query terms the hit holds and their
+/// share of the query's weight, its similarity lift over the scope and the lift needed, null
+/// without a model or a baseline, and whether it is a weak match).
 ///
 /// `current_session_id` (optional) is the calling session: unless `include_current_session` is
 /// set, its live context (its episodes since its last rotation, all of them if it never rotated)
@@ -81,7 +84,9 @@ pub unsafe extern "C" fn codeoid_memory_recall(
 /// "access", "content_hash"}, "disk": {"state" (unchanged, changed, deleted, unknown), "reason"
 /// (why it is unknown, else null)}, "later_write": an episode header or null, "part": when the
 /// read may not have covered the whole file, what the tool tells the model about it ("this read
-/// holds lines 120–169 of 1204 only; read the file for the rest"), else null}`.
+/// holds lines 120–169 of 1204 only; read the file for the rest"), else null, "passed_over":
+/// `{"episode": header, "part"}` when a later read of part of the file was passed over for this
+/// earlier whole read of the same content, else null}`.
 /// `disk` compares the file as it is now with the content hash recorded at the read.
 ///
 /// Errors: `CODEOID_ERROR_NULL_ARGUMENT`, `CODEOID_ERROR_INVALID_UTF8`,

@@ -56,6 +56,8 @@ fn _codeoid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reads::TimelinePage>()?;
     m.add_class::<recall::Hit>()?;
     m.add_class::<recall::Components>()?;
+    m.add_class::<recall::Relevance>()?;
+    m.add_class::<recall::PassedOver>()?;
     m.add_class::<recall::FileRecall>()?;
     m.add_class::<recall::EmbeddingStatus>()?;
     m.add_class::<tools::ToolResult>()?;

@@ -1,6 +1,6 @@
 //! Recall: hybrid retrieval of this workspace's episodes, the latest read of a file, and the
 //! embedding worker's flush, status and warnings. Result classes: `Hit`, `Components`,
-//! `FileRecall`, `EmbeddingStatus`.
+//! `Relevance`, `FileRecall`, `PassedOver`, `EmbeddingStatus`.
 //!
 //! Recall ranks with the embedding model when one is loaded, so it is the call most worth running
 //! from a thread pool: the query is embedded and SQLite searched with the GIL released.
@@ -49,6 +49,45 @@ impl Components {
     }
 }
 
+/// How relevant a hit is on its own, whatever its rank: the query terms its text holds and its
+/// similarity against what the query typically scores in this scope.
+#[pyclass(frozen, get_all, eq, module = "codeoid")]
+#[derive(Clone, PartialEq)]
+pub struct Relevance {
+    /// The query's search terms (0 when it has none).
+    pub terms: usize,
+    /// The terms the hit's text holds, in the query's order.
+    pub held: Vec<String>,
+    /// The held terms' share of the query's term weight (rare words weigh more), in [0, 1].
+    pub share: f64,
+    /// The hit's cosine above the scope's median, in units of its spread; `None` without a
+    /// vector for the hit or a baseline (no model, or fewer than 8 embedded episodes in scope).
+    pub lift: Option<f64>,
+    /// The lift that counts as clearly above the typical similarity here; `None` without a
+    /// baseline.
+    pub lift_needed: Option<f64>,
+    /// Neither a lexical match worth the name nor a clearly higher similarity: the `recall`
+    /// tool shows such a hit as a header only.
+    pub weak: bool,
+}
+
+#[pymethods]
+impl Relevance {
+    fn __repr__(&self) -> String {
+        repr::fields(
+            "Relevance",
+            &[
+                ("terms", &self.terms),
+                ("held", &self.held),
+                ("share", &self.share),
+                ("lift", &self.lift),
+                ("lift_needed", &self.lift_needed),
+                ("weak", &self.weak),
+            ],
+        )
+    }
+}
+
 /// One recalled episode: its fields, its exact content, and why it ranked where it did.
 #[pyclass(frozen, get_all, eq, module = "codeoid")]
 #[derive(Clone, PartialEq)]
@@ -84,12 +123,15 @@ pub struct Hit {
     pub score: f64,
     /// The four signals.
     pub components: Components,
+    /// How relevant it is on its own (terms held, similarity lift, weak or not).
+    pub relevance: Relevance,
 }
 
 impl From<retrieve::Hit> for Hit {
     fn from(hit: retrieve::Hit) -> Hit {
         let h = hit.header;
         let c = hit.components;
+        let r = hit.relevance;
         Hit {
             id: h.id,
             workspace_id: h.workspace_id,
@@ -110,6 +152,14 @@ impl From<retrieve::Hit> for Hit {
                 bm25: c.bm25,
                 recency: c.recency,
                 path: c.path,
+            },
+            relevance: Relevance {
+                terms: r.terms,
+                held: r.held,
+                share: r.share,
+                lift: r.lift,
+                lift_needed: r.lift_needed,
+                weak: r.weak,
             },
         }
     }
@@ -148,6 +198,30 @@ pub struct FileRecall {
     /// about it (`"this read holds lines 120–169 of 1204 only; read the file for the rest"`);
     /// `None` for a whole-file read.
     pub part: Option<String>,
+    /// The later read of part of the file that this earlier whole read of the same content was
+    /// chosen over; `None` when the latest read is shown.
+    pub passed_over: Option<PassedOver>,
+}
+
+/// A read of part of a file that `recall_file` passed over for an earlier whole read of the same
+/// content.
+#[pyclass(frozen, get_all, eq, module = "codeoid")]
+#[derive(Clone, PartialEq)]
+pub struct PassedOver {
+    /// The later read.
+    pub episode: EpisodeHeader,
+    /// What the tool tells the model about the part it may hold.
+    pub part: String,
+}
+
+#[pymethods]
+impl PassedOver {
+    fn __repr__(&self) -> String {
+        repr::fields(
+            "PassedOver",
+            &[("episode", &self.episode.id), ("part", &self.part)],
+        )
+    }
 }
 
 impl From<tools::FileRecall> for FileRecall {
@@ -165,6 +239,10 @@ impl From<tools::FileRecall> for FileRecall {
             disk_reason,
             later_write: found.later_write.map(EpisodeHeader::from),
             part: found.part.map(|part| part.to_string()),
+            passed_over: found.passed_over.map(|p| PassedOver {
+                episode: EpisodeHeader::from(p.header),
+                part: p.part.to_string(),
+            }),
         }
     }
 }

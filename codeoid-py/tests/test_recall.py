@@ -49,6 +49,21 @@ def test_recall_finds_another_sessions_episode_by_its_words(memory: codeoid.Memo
     assert repr(hit).startswith("Hit(id='ep_") and "bm25=" in repr(c)
     with pytest.raises(AttributeError):
         hit.score = 1.0  # type: ignore[misc]
+    r = hit.relevance
+    # `split` is not `splits`: two of three terms, both in every episode of this small store
+    # (their weight is near 0), so the hit is a match by the three-term majority.
+    assert (r.terms, r.held) == (3, ["fields", "commas"]), r
+    assert 0.0 <= r.share < 0.5 and not r.weak
+    assert (r.lift, r.lift_needed) == (None, None), "no model: no similarity lift"
+    assert repr(r).startswith("Relevance(terms=")
+
+
+def test_a_hit_holding_one_common_word_of_a_longer_query_is_weak(memory: codeoid.Memory) -> None:
+    first = memory.start_session(name="first")
+    exchange(memory, first.id, "c1", "src/parser.rs", "fn parse splits fields on commas")
+    hits = memory.recall("parse kubernetes helm rollout charts", session=memory.start_session().id)
+    assert hits, "a word matches, so there is a hit"
+    assert hits[0].relevance.held == ["parse"] and hits[0].relevance.weak
 
 
 def test_the_calling_sessions_own_episodes_are_left_out_unless_asked(memory: codeoid.Memory) -> None:
@@ -162,8 +177,24 @@ def test_recall_file_says_whether_the_file_changed(memory: codeoid.Memory, works
         "this read was called with range arguments (offset: 10, limit: 5) and may hold only part of the file"
     )
     assert after.later_write.tool_name == "Write"
+    assert window.passed_over is None, "no earlier whole read of src/lib.rs"
     (workspace / "src" / "main.rs").unlink()
     assert getattr(memory.recall_file("src/main.rs"), "disk", None) == "deleted"
+
+
+def test_recall_file_passes_over_a_partial_read_for_a_whole_one_of_the_same_content(
+    memory: codeoid.Memory,
+) -> None:
+    session = memory.start_session()
+    whole = read_file_exchange(memory, session.id, path="src/main.rs", content="fn main() {}")
+    memory.record_turn(session.id, user("the first line again"))
+    memory.record_turn(session.id, call("r2", "Read", {"file_path": "src/main.rs", "offset": 1, "limit": 1}))
+    partial = memory.record_turn(session.id, result("r2", "     1→fn main() {}")).episode_ids[0]
+    found = memory.recall_file("src/main.rs")
+    assert found is not None and found.episode.id == whole and found.part is None
+    assert found.passed_over is not None and found.passed_over.episode.id == partial
+    assert "may hold only part" in found.passed_over.part
+    assert repr(found.passed_over).startswith("PassedOver(episode='ep_")
 
 
 def test_recall_file_without_a_hash_is_unknown_with_a_reason(

@@ -116,6 +116,18 @@ fn recall_finds_a_recorded_episode_lexically_without_a_model() {
         assert!((0.0..=1.0).contains(&value), "{signal}: {value}");
     }
     assert!(first["score"].as_f64().unwrap() > 0.0);
+    let relevance = &first["relevance"];
+    assert_eq!(relevance["terms"], 1, "{relevance}");
+    assert_eq!(
+        relevance["held"],
+        serde_json::json!(["migrate v2"]),
+        "{relevance}"
+    );
+    assert_eq!(relevance["weak"], false, "{relevance}");
+    assert!(
+        relevance["lift"].is_null(),
+        "no model, no lift: {relevance}"
+    );
 
     // No session excludes nothing; the calling session's own episodes are left out unless asked.
     assert!(!contents(&recall(&fx, None, "SCHEMA_VERSION", None).unwrap()).is_empty());
@@ -396,10 +408,39 @@ fn recall_file_reports_the_latest_read_and_the_file_on_disk() {
     ] {
         fx.record(&a, &turn);
     }
+    let window = recall_file("src/lib.rs");
     assert_eq!(
-        recall_file("src/lib.rs")["part"],
+        window["part"],
         "this read was called with range arguments (offset: 10, limit: 5) and may hold only \
          part of the file"
+    );
+    assert!(window["passed_over"].is_null(), "no whole read: {window}");
+    assert!(found["passed_over"].is_null(), "{found}");
+    // A window of the file as the last whole read saw it gives way to that read.
+    for turn in [
+        json!({"id": "s-a", "role": "assistant", "parts": [{"type": "tool_call", "id": "toolu_s",
+            "name": "Read", "input": {"file_path": relative, "offset": 1, "limit": 1}}]}),
+        json!({"id": "s-r", "role": "user", "parts": [{"type": "tool_result", "call_id": "toolu_s",
+            "parts": [{"type": "text", "text": "     1→pub const SCHEMA_VERSION: u32 = 1;"}]}]}),
+    ] {
+        fx.record(&a, &turn);
+    }
+    let whole = recall_file(relative);
+    assert_eq!(whole["episode"]["id"], found["episode"]["id"], "{whole}");
+    assert!(whole["part"].is_null(), "{whole}");
+    let passed_over = &whole["passed_over"];
+    assert!(
+        passed_over["episode"]["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("schema.rs")),
+        "{passed_over}"
+    );
+    assert_ne!(passed_over["episode"]["id"], found["episode"]["id"]);
+    assert!(
+        passed_over["part"]
+            .as_str()
+            .is_some_and(|p| p.contains("may hold only part")),
+        "{passed_over}"
     );
     // The absolute path finds the same read.
     let absolute = recall_file(&file.to_string_lossy());

@@ -36,7 +36,9 @@ __all__ = [
     "TimelinePage",
     "Hit",
     "Components",
+    "Relevance",
     "FileRecall",
+    "PassedOver",
     "EmbeddingStatus",
     "ToolResult",
     "RotationDecision",
@@ -260,6 +262,21 @@ class Components:
     def path(self) -> float: ...
 
 @final
+class Relevance:
+    @property
+    def terms(self) -> int: ...
+    @property
+    def held(self) -> list[str]: ...
+    @property
+    def share(self) -> float: ...
+    @property
+    def lift(self) -> float | None: ...
+    @property
+    def lift_needed(self) -> float | None: ...
+    @property
+    def weak(self) -> bool: ...
+
+@final
 class Hit:
     @property
     def id(self) -> str: ...
@@ -291,6 +308,8 @@ class Hit:
     def score(self) -> float: ...
     @property
     def components(self) -> Components: ...
+    @property
+    def relevance(self) -> Relevance: ...
 
 @final
 class FileRecall:
@@ -306,6 +325,15 @@ class FileRecall:
     def later_write(self) -> EpisodeHeader | None: ...
     @property
     def part(self) -> str | None: ...
+    @property
+    def passed_over(self) -> PassedOver | None: ...
+
+@final
+class PassedOver:
+    @property
+    def episode(self) -> EpisodeHeader: ...
+    @property
+    def part(self) -> str: ...
 
 @final
 class EmbeddingStatus:

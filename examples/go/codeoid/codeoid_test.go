@@ -590,6 +590,9 @@ func TestRecallAndTheMemoryTools(t *testing.T) {
 	if c := hits[0].Components; c.Vec != 0 || c.BM25 <= 0 || hits[0].Score <= 0 {
 		t.Fatalf("lexical components: %+v", hits[0])
 	}
+	if r := hits[0].Relevance; r.Terms != 1 || len(r.Held) != 1 || r.Weak || r.Lift != nil {
+		t.Fatalf("relevance of a hit holding the one query term, no model: %+v", r)
+	}
 	if own, err := m.Recall("ses_a", "SCHEMA_VERSION", nil); err != nil || len(own) != 0 {
 		t.Fatalf("the current session is excluded: %+v %v", own, err)
 	}

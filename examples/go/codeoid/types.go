@@ -394,6 +394,23 @@ type Components struct {
 	Path    float64 `json:"path"`
 }
 
+// Relevance says how relevant a hit is on its own, whatever its rank.
+type Relevance struct {
+	// Terms is the number of the query's search terms; Held the ones the hit's text holds.
+	Terms int      `json:"terms"`
+	Held  []string `json:"held"`
+	// Share is the held terms' part of the query's term weight (rare words weigh more), in [0, 1].
+	Share float64 `json:"share"`
+	// Lift is the hit's similarity above the scope's typical one (nil without a vector for the
+	// hit or a baseline: no model, or fewer than 8 embedded episodes in scope), LiftNeeded the
+	// lift that counts as clearly above (nil without a baseline).
+	Lift       *float64 `json:"lift"`
+	LiftNeeded *float64 `json:"lift_needed"`
+	// Weak is set when the hit has neither a lexical match worth the name nor a clearly higher
+	// similarity: the recall tool shows such a hit as a header only.
+	Weak bool `json:"weak"`
+}
+
 // Hit is one recalled episode.
 type Hit struct {
 	EpisodeHeader
@@ -401,6 +418,7 @@ type Hit struct {
 	Paths      []EpisodePath `json:"paths"`
 	Score      float64       `json:"score"`
 	Components Components    `json:"components"`
+	Relevance  Relevance     `json:"relevance"`
 }
 
 // DiskState says whether a file still has the content it had when it was read.
@@ -420,6 +438,16 @@ type FileRecall struct {
 	// Part is set when the read may not have covered the whole file: what the tool tells the
 	// model about it ("this read holds lines 120–169 of 1204 only; read the file for the rest").
 	Part *string `json:"part"`
+	// PassedOver is the later read of part of the file that this earlier whole read of the same
+	// content was chosen over, if any.
+	PassedOver *PassedOver `json:"passed_over"`
+}
+
+// PassedOver is a read of part of a file that recall_file passed over for a whole read.
+type PassedOver struct {
+	Episode EpisodeHeader `json:"episode"`
+	// Part is what the tool says about the part it may hold.
+	Part string `json:"part"`
 }
 
 // ToolOutput is what a memory tool call returns to the model; send it as an error tool result
