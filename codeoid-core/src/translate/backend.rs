@@ -14,6 +14,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::canonical::{Part, Role, Turn};
 use crate::error::{Error, Result};
 
 /// A provider wire format.
@@ -121,6 +122,23 @@ impl Backend {
     pub fn with_provider(mut self, provider: impl Into<String>) -> Backend {
         self.provider = provider.into();
         self
+    }
+
+    /// A turn of `role` with `parts` read back from this backend's messages, an assistant's
+    /// stamped with its provider and model.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidInput`] naming `path` (the message it came from) when the
+    /// turn is not a valid canonical turn.
+    pub(crate) fn decoded_turn(&self, role: Role, parts: Vec<Part>, path: &str) -> Result<Turn> {
+        let mut turn = Turn::new(role, parts);
+        if role == Role::Assistant {
+            turn.provider = Some(self.provider.clone());
+            turn.model = self.model.clone();
+        }
+        turn.validate()
+            .map_err(|e| Error::invalid_input(format!("{path}: {}", e.message())))?;
+        Ok(turn)
     }
 }
 

@@ -19,8 +19,9 @@
 
 use crate::canonical::{Image, ImageSource};
 
-use super::backend::Backend;
+use super::backend::{Backend, Format};
 use super::loss::{LossKind, Losses};
+use super::media;
 
 /// The provider that issued `file_id`, when its shape says.
 pub(crate) fn issuer(file_id: &str) -> Option<&'static str> {
@@ -35,6 +36,19 @@ pub(crate) fn issuer(file_id: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Whether `image` can be sent to `backend` in `format` at all: a media type the format accepts
+/// ([`media::accepts_declared`]) and a source it can resolve ([`resolvable`]). What fails is
+/// reported as dropped, and the caller leaves the image out.
+pub(crate) fn sendable(
+    image: &Image,
+    format: Format,
+    backend: &Backend,
+    at: (usize, usize),
+    losses: &mut Losses,
+) -> bool {
+    media::accepts_declared(image, format, at, losses) && resolvable(image, backend, at, losses)
 }
 
 /// Whether `image` can be sent to `backend` as far as its source goes: `false` (reported as

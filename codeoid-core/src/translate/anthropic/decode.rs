@@ -77,14 +77,7 @@ pub(crate) fn decode(
                 )));
             }
         };
-        let mut turn = Turn::new(role, parts);
-        if role == Role::Assistant {
-            turn.provider = Some(backend.provider.clone());
-            turn.model = backend.model.clone();
-        }
-        turn.validate()
-            .map_err(|e| Error::invalid_input(format!("{path}: {}", e.message())))?;
-        turns.push(turn);
+        turns.push(backend.decoded_turn(role, parts, &path)?);
     }
     Ok(turns)
 }

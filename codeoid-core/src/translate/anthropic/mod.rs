@@ -191,9 +191,7 @@ fn image_block(
     at: (usize, usize),
     losses: &mut Losses,
 ) -> Option<Value> {
-    if !media::accepts_declared(image, Format::Anthropic, at, losses)
-        || !file_ref::resolvable(image, backend, at, losses)
-    {
+    if !file_ref::sendable(image, Format::Anthropic, backend, at, losses) {
         return None;
     }
     let source = match &image.source {

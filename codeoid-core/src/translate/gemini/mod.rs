@@ -307,9 +307,7 @@ fn image_part(
     at: (usize, usize),
     losses: &mut Losses,
 ) -> Option<Value> {
-    if !media::accepts_declared(image, Format::Gemini, at, losses)
-        || !file_ref::resolvable(image, backend, at, losses)
-    {
+    if !file_ref::sendable(image, Format::Gemini, backend, at, losses) {
         return None;
     }
     let (uri, is_url_source) = match &image.source {

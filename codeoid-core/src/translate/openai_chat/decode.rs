@@ -146,12 +146,7 @@ fn decode_assistant(map: &Map<String, Value>, path: &str, backend: &Backend) -> 
             }));
         }
     }
-    let mut turn = Turn::new(Role::Assistant, parts);
-    turn.provider = Some(backend.provider.clone());
-    turn.model = backend.model.clone();
-    turn.validate()
-        .map_err(|e| Error::invalid_input(format!("{path}: {}", e.message())))?;
-    Ok(turn)
+    backend.decoded_turn(Role::Assistant, parts, path)
 }
 
 /// The loss sentence for a system or developer message that comes after the conversation

@@ -268,9 +268,7 @@ fn input_image(
     at: (usize, usize),
     losses: &mut Losses,
 ) -> Option<Value> {
-    if !media::accepts_declared(image, Format::OpenaiResponses, at, losses)
-        || !file_ref::resolvable(image, backend, at, losses)
-    {
+    if !file_ref::sendable(image, Format::OpenaiResponses, backend, at, losses) {
         return None;
     }
     let (key, value) = match &image.source {
