@@ -59,8 +59,9 @@ impl Memory {
     /// "unchanged" is reported as unknown: the read's hash may have been taken after it.
     /// [`FileRecall::part`] says when the read may have covered only part of the file. When the
     /// latest read may hold only part and an earlier read recorded the same content hash (no
-    /// read recording another between them) and holds the whole file, that earlier read is
-    /// returned instead, with the latest in [`FileRecall::passed_over`].
+    /// read recording another or none between them, no write to the file recorded after it)
+    /// and is known to hold the whole file, that earlier read is returned instead, with the
+    /// latest in [`FileRecall::passed_over`].
     ///
     /// # Errors
     /// Database errors; [`crate::ErrorKind::Corrupt`] when the read's stored turns no longer
@@ -76,15 +77,27 @@ impl Memory {
         }
         let newest = reads[0].0.clone();
         let newest_part = self.read_part_of(&newest)?;
+        let latest_write = self
+            .store
+            .latest_episode_for_path(ws, &relative, Some(PathAccess::Write))?
+            .map(|(write, _)| write.header);
         // A read of part of the file gives way to the newest earlier whole read of the same
-        // content: the same recorded hash, with no read recording another between them.
+        // content: the same recorded hash, with no read recording another between them and no
+        // write recorded after it (a hash is taken after the read's turn ran, so an edit in the
+        // same turn gives the old text the new hash). A read whose call cannot be found is not
+        // known to be whole.
         let mut chosen = 0;
         if let (Some(_), Some(hash)) = (&newest_part, reads[0].1.content_hash.clone()) {
             for (i, (episode, path)) in reads.iter().enumerate().skip(1) {
                 if path.content_hash.as_deref() != Some(hash.as_str()) {
                     break;
                 }
-                if self.read_part_of(episode)?.is_none() {
+                if let Some(write) = &latest_write {
+                    if self.written_after(write, episode)? {
+                        break;
+                    }
+                }
+                if self.read_coverage(episode)? == Some(None) {
                     chosen = i;
                     break;
                 }
@@ -102,21 +115,9 @@ impl Memory {
             ),
             part => (part, None),
         };
-        let latest_write = self
-            .store
-            .latest_episode_for_path(ws, &relative, Some(PathAccess::Write))?
-            .map(|(write, _)| write.header);
-        // Later in time, or at the same time (one turn's calls share its time) and recorded
-        // after it, which is the order the calls were made in. Measured from the newest read:
-        // the hash compared below is its hash too.
+        // Measured from the newest read: the hash compared below is its hash too.
         let later_write = match latest_write {
-            Some(w) if w.created_at > newest.created_at => Some(w),
-            Some(w)
-                if w.created_at == newest.created_at
-                    && self.store.recorded_after(ws, &w.id, &newest.id)? =>
-            {
-                Some(w)
-            }
+            Some(w) if self.written_after(&w, &newest)? => Some(w),
             _ => None,
         };
         let mut disk = disk_state(self.workspace.root(), &matched);
@@ -140,10 +141,27 @@ impl Memory {
         }))
     }
 
-    /// What part of its file the read behind episode `header` covered ([`read_part`]), from
-    /// the session's verbatim turns: the call's input, and the harness's own record of the
-    /// read when the results turn kept one. Only turns that name the call id are parsed.
+    /// Whether `write` came after `read`: later in time, or at the same time (one turn's calls
+    /// share its time) and recorded after it, which is the order the calls were made in.
+    fn written_after(&self, write: &EpisodeHeader, read: &EpisodeHeader) -> Result<bool> {
+        Ok(write.created_at > read.created_at
+            || (write.created_at == read.created_at
+                && self
+                    .store
+                    .recorded_after(self.workspace.id(), &write.id, &read.id)?))
+    }
+
+    /// What part of its file the read behind episode `header` covered ([`read_part`]); `None`
+    /// (shown as a whole read) when its call is not found.
     fn read_part_of(&self, header: &EpisodeHeader) -> Result<Option<ReadPart>> {
+        Ok(self.read_coverage(header)?.flatten())
+    }
+
+    /// [`Memory::read_part_of`], with `None` when the call behind the read is not found (no
+    /// call id, or beyond the lookback), from the session's verbatim turns: the call's input,
+    /// and the harness's own record of the read when the results turn kept one. Only turns
+    /// that name the call id are parsed.
+    fn read_coverage(&self, header: &EpisodeHeader) -> Result<Option<Option<ReadPart>>> {
         let Some(call_id) = &header.call_id else {
             return Ok(None);
         };
@@ -170,7 +188,7 @@ impl Memory {
             let records = stored.turn.meta.get("tool_use_results")?;
             keys.iter().flatten().find_map(|key| records.get(*key))
         });
-        Ok(read_part(&call.input, recorded))
+        Ok(Some(read_part(&call.input, recorded)))
     }
 
     /// Waits until every episode recorded in this workspace before the call is embedded and

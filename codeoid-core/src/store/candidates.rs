@@ -179,7 +179,8 @@ pub(crate) struct TermsHeld {
     pub terms: Vec<String>,
     /// Each term's inverse document frequency as FTS5's BM25 weighs it,
     /// `ln((N - n + 0.5) / (n + 0.5))` (at least 1e-6), `n` the episodes holding it (a phrase:
-    /// its rarest word, a bound) and `N` the store's episodes.
+    /// its rarest word, a bound) and `N` the largest episode key (the store's episode count
+    /// until a replaced tail deletes some; see `DocCounts::rows`).
     pub weights: Vec<f64>,
     /// For each text, the indexes of the terms it holds.
     pub held: Vec<Vec<usize>>,

@@ -553,4 +553,53 @@ fn a_later_read_of_part_gives_way_to_an_earlier_whole_read_of_the_same_content()
         Some(codeoid_core::tools::ReadPart::Arguments(_))
     ));
     assert!(!found.episode.content.contains("line 299"));
+
+    // A write recorded after the whole read may be in its hash (the hash is taken once the
+    // read's turn ran, so an edit in the same turn gives the old text the new hash): the whole
+    // read no longer stands for the content, and the latest read is shown.
+    let whole = std::fs::read_to_string(&file).unwrap();
+    live_call(
+        &memory,
+        &s,
+        "w2",
+        40,
+        "Read",
+        json!({"file_path": "src/a.py"}),
+        &whole,
+    );
+    let edit = json!({"file_path": "src/a.py", "old_string": "line 7\n", "new_string": "line 7\n"});
+    live_call(
+        &memory,
+        &s,
+        "e",
+        45,
+        "Edit",
+        edit,
+        "The file src/a.py has been updated.",
+    );
+    let window = json!({"file_path": "src/a.py", "offset": 1, "limit": 3});
+    live_call(
+        &memory,
+        &s,
+        "p2",
+        50,
+        "Read",
+        window,
+        "line 0\nline 1\nline 2\n",
+    );
+    let found = memory.recall_file("src/a.py").unwrap().unwrap();
+    assert!(found.passed_over.is_none(), "{:?}", found.passed_over);
+    assert!(
+        matches!(
+            found.part,
+            Some(codeoid_core::tools::ReadPart::Arguments(_))
+        ),
+        "{:?}",
+        found.part
+    );
+    let content = &found.episode.content;
+    assert!(
+        content.contains("line 2") && !content.contains("line 299"),
+        "the latest read: {content}"
+    );
 }
