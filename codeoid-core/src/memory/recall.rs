@@ -76,7 +76,7 @@ impl Memory {
             return Ok(None);
         }
         let newest = reads[0].0.clone();
-        let newest_part = self.read_part_of(&newest)?;
+        let newest_part = self.read_part_of(&newest, &reads[0].1.given)?;
         let latest_write = self
             .store
             .latest_episode_for_path(ws, &relative, Some(PathAccess::Write))?
@@ -97,7 +97,7 @@ impl Memory {
                         break;
                     }
                 }
-                if self.read_coverage(episode)? == Some(None) {
+                if self.read_coverage(episode, &path.given)? == Some(None) {
                     chosen = i;
                     break;
                 }
@@ -151,17 +151,21 @@ impl Memory {
                     .recorded_after(self.workspace.id(), &write.id, &read.id)?))
     }
 
-    /// What part of its file the read behind episode `header` covered ([`read_part`]); `None`
-    /// (shown as a whole read) when its call is not found.
-    fn read_part_of(&self, header: &EpisodeHeader) -> Result<Option<ReadPart>> {
-        Ok(self.read_coverage(header)?.flatten())
+    /// What part of file `given` (as the call named it) the read behind episode `header`
+    /// covered ([`read_part`]); `None` (shown as a whole read) when its call is not found.
+    fn read_part_of(&self, header: &EpisodeHeader, given: &str) -> Result<Option<ReadPart>> {
+        Ok(self.read_coverage(header, given)?.flatten())
     }
 
     /// [`Memory::read_part_of`], with `None` when the call behind the read is not found (no
     /// call id, or beyond the lookback), from the session's verbatim turns: the call's input,
     /// and the harness's own record of the read when the results turn kept one. Only turns
     /// that name the call id are parsed.
-    fn read_coverage(&self, header: &EpisodeHeader) -> Result<Option<Option<ReadPart>>> {
+    fn read_coverage(
+        &self,
+        header: &EpisodeHeader,
+        given: &str,
+    ) -> Result<Option<Option<ReadPart>>> {
         let Some(call_id) = &header.call_id else {
             return Ok(None);
         };
@@ -188,7 +192,7 @@ impl Memory {
             let records = stored.turn.meta.get("tool_use_results")?;
             keys.iter().flatten().find_map(|key| records.get(*key))
         });
-        Ok(Some(read_part(&call.input, recorded)))
+        Ok(Some(read_part(&call.input, recorded, Some(given))))
     }
 
     /// Waits until every episode recorded in this workspace before the call is embedded and

@@ -121,8 +121,10 @@ const PART_COMMAND_MAX_CHARS: usize = 120;
 /// returned, else, for a shell command that reads files (`cat`, `sed -n`, `head`…), from the
 /// command, else from the range arguments of `input`. `None` for a whole-file read, including
 /// `cat f` or `nl -ba f`, and arguments that only name the start (`offset` 0 or 1, `start_line`
-/// 1 without an end) or `view_range` `[1, -1]`.
-pub fn read_part(input: &Value, recorded: Option<&Value>) -> Option<ReadPart> {
+/// 1 without an end) or `view_range` `[1, -1]`. `given` is the file as the input names it (a
+/// stored path's `given`): of a command reading several files (`cat a.py && head -3 b.py`) only
+/// that file's read counts; `None`, or a file the command does not name, counts any of them.
+pub fn read_part(input: &Value, recorded: Option<&Value>, given: Option<&str>) -> Option<ReadPart> {
     let file = recorded.and_then(|r| r.get("file"));
     let number = |key: &str| file.and_then(|f| f.get(key)).and_then(Value::as_u64);
     if let (Some(lines), Some(total)) = (number("numLines"), number("totalLines")) {
@@ -138,10 +140,13 @@ pub fn read_part(input: &Value, recorded: Option<&Value>) -> Option<ReadPart> {
     }
     if let Some(line) = command_line(input) {
         let workdir = input.get("workdir").and_then(Value::as_str);
-        let reads: Vec<_> = files_of(&line, workdir)
+        let mut reads: Vec<_> = files_of(&line, workdir)
             .into_iter()
             .filter(|f| f.access == PathAccess::Read)
             .collect();
+        if given.is_some_and(|given| reads.iter().any(|f| f.path == given)) {
+            reads.retain(|f| Some(f.path.as_str()) == given);
+        }
         if !reads.is_empty() {
             return reads
                 .iter()
@@ -232,7 +237,7 @@ mod tests {
         let input = json!({"file_path": "a.rs", "offset": 120, "limit": 50});
         let window = json!({"file": {"startLine": 120, "numLines": 50, "totalLines": 1204}});
         assert_eq!(
-            read_part(&input, Some(&window)),
+            read_part(&input, Some(&window), None),
             Some(ReadPart::Lines {
                 first: 120,
                 last: 169,
@@ -241,16 +246,16 @@ mod tests {
         );
         // The recorded read covered the whole file although it had range arguments.
         let all = json!({"file": {"startLine": 1, "numLines": 90, "totalLines": 90}});
-        assert_eq!(read_part(&input, Some(&all)), None);
+        assert_eq!(read_part(&input, Some(&all), None), None);
         let absurd = json!({"file": {"startLine": u64::MAX, "numLines": 9, "totalLines": 9}});
         assert!(matches!(
-            read_part(&input, Some(&absurd)),
+            read_part(&input, Some(&absurd), None),
             Some(ReadPart::Lines { last: u64::MAX, .. })
         ));
         // Cut at the harness's default length without any argument.
         let cut = json!({"file": {"startLine": 1, "numLines": 2000, "totalLines": 5000}});
         assert_eq!(
-            read_part(&json!({"file_path": "a.rs"}), Some(&cut)),
+            read_part(&json!({"file_path": "a.rs"}), Some(&cut), None),
             Some(ReadPart::Lines {
                 first: 1,
                 last: 2000,
@@ -262,7 +267,7 @@ mod tests {
     #[test]
     fn range_arguments_are_shown_as_given_unless_they_ask_for_everything() {
         use serde_json::json;
-        let shown = |input: Value| read_part(&input, None).map(|p| p.to_string());
+        let shown = |input: Value| read_part(&input, None, None).map(|p| p.to_string());
         assert_eq!(
             shown(json!({"file_path": "a.rs", "offset": 120, "limit": 50})).as_deref(),
             Some(
@@ -298,7 +303,7 @@ mod tests {
     #[test]
     fn shell_reads_are_whole_unless_the_command_can_cut() {
         use serde_json::json;
-        let part = |command: Value| read_part(&json!({ "command": command }), None);
+        let part = |command: Value| read_part(&json!({ "command": command }), None, None);
         assert_eq!(part(json!("cat src/b.py")), None);
         assert_eq!(part(json!("nl -ba src/b.py")), None);
         assert_eq!(part(json!(["bash", "-lc", "cat src/b.py"])), None);
@@ -319,10 +324,19 @@ mod tests {
             part(json!("cat a.rs | tail")),
             Some(ReadPart::Command(_))
         ));
+        // Of a command reading several files, the one asked about decides.
+        let both = json!({"command": "cat src/a.py && head -3 b.py"});
+        assert_eq!(read_part(&both, None, Some("src/a.py")), None);
+        assert!(matches!(
+            read_part(&both, None, Some("b.py")),
+            Some(ReadPart::Command(_))
+        ));
+        assert!(read_part(&both, None, None).is_some(), "either file");
+        assert!(read_part(&both, None, Some("c.py")).is_some(), "not named");
         // The text editor's `command` is no shell: its range arguments decide.
         let view = json!({"command": "view", "path": "a.rs", "view_range": [3, 9]});
         assert!(matches!(
-            read_part(&view, None),
+            read_part(&view, None, None),
             Some(ReadPart::Arguments(_))
         ));
     }

@@ -459,6 +459,30 @@ fn shell_commands_that_show_a_file_are_reads() {
     let index = memory.workspace_index(Some(&s)).unwrap();
     assert!(index.contains("- src/b.py — 5 touches, last "), "{index}");
 
+    // One command reading two files, one whole and one in part: each read says its own.
+    std::fs::write(root.join("src/c.py"), "C = 1\n").unwrap();
+    std::fs::write(root.join("src/d.py"), "D = 1\nD2 = 2\nD3 = 3\n").unwrap();
+    let both = json!({"command": "cat src/c.py && head -n 2 src/d.py"});
+    live_call(
+        &memory,
+        &s,
+        "two",
+        90,
+        "Bash",
+        both,
+        "C = 1\nD = 1\nD2 = 2\n",
+    );
+    let whole = recall_file(&memory, &s, "src/c.py");
+    assert!(!whole.contains("\n- part: "), "{whole}");
+    let part = recall_file(&memory, &s, "src/d.py");
+    assert!(
+        part.contains(
+            "\n- part: this read was the shell command `cat src/c.py && head -n 2 src/d.py`, \
+             which may show only part of the file\n"
+        ),
+        "{part}"
+    );
+
     // Codex's apply_patch writes: a read before it is no longer called unchanged.
     let patch = "*** Begin Patch\n*** Update File: src/b.py\n@@\n-B = 1\n+B = 2\n*** End Patch\n";
     live_call(
