@@ -13,10 +13,39 @@
 
 use std::borrow::Cow;
 
-use crate::canonical::Image;
+use crate::canonical::{Image, ToolResult, ToolResultPart};
 
 use super::backend::Format;
 use super::loss::{LossKind, Losses};
+
+/// A tool result's texts and images apart, for formats whose result carries only text and sends
+/// its images after it: each image as `image` makes it (`None`: left out, its loss reported by
+/// `image`), and a text following a kept image reported as moved before the images.
+pub(crate) fn texts_then_images<'r, T>(
+    result: &'r ToolResult,
+    at: (usize, usize),
+    losses: &mut Losses,
+    mut image: impl FnMut(&'r Image, &mut Losses) -> Option<T>,
+) -> (Vec<&'r str>, Vec<T>) {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for part in &result.parts {
+        match part {
+            ToolResultPart::Text { text } => {
+                if !images.is_empty() {
+                    losses.part(
+                        at,
+                        LossKind::Moved,
+                        "tool result text after an image reads back before the images",
+                    );
+                }
+                texts.push(text.as_str());
+            }
+            ToolResultPart::Image(img) => images.extend(image(img, losses)),
+        }
+    }
+    (texts, images)
+}
 
 /// The image media types `format` accepts: JPEG, PNG, GIF and WebP for Anthropic and OpenAI
 /// (their documented lists); PNG, JPEG, WebP, HEIC and HEIF for Gemini, which documents no GIF.

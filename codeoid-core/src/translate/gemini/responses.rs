@@ -28,6 +28,7 @@ use super::{ATTACHED_IMAGES_KEY, Parts, image_part};
 use crate::translate::backend::{Backend, Format, Options};
 use crate::translate::ids;
 use crate::translate::loss::{LossKind, Losses};
+use crate::translate::media;
 use crate::translate::normalize::{Piece, PieceKind};
 use crate::translate::read;
 
@@ -59,25 +60,10 @@ fn function_response(
     at: (usize, usize),
     losses: &mut Losses,
 ) -> (Value, Vec<Value>) {
-    let mut texts = Vec::new();
-    let mut images = Vec::new();
-    for part in &result.parts {
-        match part {
-            ToolResultPart::Text { text } => {
-                if !images.is_empty() {
-                    losses.part(
-                        at,
-                        LossKind::Moved,
-                        "tool result text after an image reads back before the images",
-                    );
-                }
-                texts.push(json!(text));
-            }
-            ToolResultPart::Image(image) => {
-                images.extend(image_part(image, backend, at, losses));
-            }
-        }
-    }
+    let (texts, images) = media::texts_then_images(result, at, losses, |image, losses| {
+        image_part(image, backend, at, losses)
+    });
+    let mut texts: Vec<Value> = texts.into_iter().map(|text| json!(text)).collect();
     let mut response = Map::new();
     let key = if result.is_error { "error" } else { "output" };
     match texts.len() {

@@ -32,7 +32,7 @@ pub(crate) use decode::{decode, image_from_url, moved_system};
 
 use serde_json::{Map, Value, json};
 
-use crate::canonical::{Image, ImageSource, Role, ToolCall, ToolResult, ToolResultPart, Turn};
+use crate::canonical::{Image, ImageSource, Role, ToolCall, ToolResult, Turn};
 
 use crate::translate::anthropic::note_provider_id;
 use crate::translate::arguments;
@@ -301,23 +301,8 @@ fn result_content<'r>(
     at: (usize, usize),
     losses: &mut Losses,
 ) -> (Value, Vec<&'r Image>) {
-    let mut texts: Vec<Cow<'r, str>> = Vec::new();
-    let mut images = Vec::new();
-    for part in &result.parts {
-        match part {
-            ToolResultPart::Text { text } => {
-                if !images.is_empty() {
-                    losses.part(
-                        at,
-                        LossKind::Moved,
-                        "tool result text after an image reads back before the images",
-                    );
-                }
-                texts.push(Cow::Borrowed(text));
-            }
-            ToolResultPart::Image(image) => images.push(image),
-        }
-    }
+    let (texts, images) = media::texts_then_images(result, at, losses, |image, _| Some(image));
+    let mut texts: Vec<Cow<'r, str>> = texts.into_iter().map(Cow::Borrowed).collect();
     if strings && texts.len() >= 2 {
         losses.part(
             at,
