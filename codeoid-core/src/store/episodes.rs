@@ -26,12 +26,10 @@ use sha2::{Digest, Sha256};
 
 use super::blobs::{self, BlobRef};
 use super::connection::db_error;
+use super::prepared::PreparedEpisode;
 use super::sessions::Session;
-use super::workspace::relative_path;
-use super::{Store, StoreOptions, from_millis, fts, to_millis};
-use crate::canonical::{
-    Episode, EpisodeKind, EpisodeStatus, PathAccess, cap_content, echo_chars, token_estimate,
-};
+use super::{Store, StoreOptions, from_millis, to_millis};
+use crate::canonical::{Episode, EpisodeKind, EpisodeStatus, PathAccess, echo_chars};
 use crate::error::{Error, Result};
 
 /// Files larger than this are not hashed on read: hashing happens while the write lock is held,
@@ -156,6 +154,9 @@ pub(crate) const EPISODES_DELETED: &str = "episodes_deleted";
 /// Persists `episode` of `session` inside `tx`; `origin` is the chunker event that emitted it
 /// (`None` for episodes not derived from turns); `extra_blobs` are `(role, blob id)` links to
 /// blobs already stored. Returns the id, or `None` when an episode with that id already exists.
+///
+/// # Errors
+/// A database error naming the episode and session.
 pub(crate) fn insert(
     tx: &Transaction<'_>,
     session: &Session,
@@ -164,16 +165,29 @@ pub(crate) fn insert(
     options: &StoreOptions,
     extra_blobs: &[(&str, &str)],
 ) -> Result<Option<String>> {
+    let prepared = PreparedEpisode::new(episode.clone(), session, options);
+    insert_prepared(tx, session, &prepared, origin, extra_blobs)
+}
+
+/// [`insert`] of an episode prepared beforehand (see `prepared`).
+///
+/// # Errors
+/// A database error naming the episode and session.
+pub(crate) fn insert_prepared(
+    tx: &Transaction<'_>,
+    session: &Session,
+    prepared: &PreparedEpisode,
+    origin: Option<u64>,
+    extra_blobs: &[(&str, &str)],
+) -> Result<Option<String>> {
+    let episode = &prepared.episode;
     let context = || {
         format!(
             "cannot store episode {} of session {:?}",
             episode.id, session.id
         )
     };
-    let capped = cap_content(&episode.content, options.max_episode_bytes);
-    let content = capped
-        .as_ref()
-        .map_or(episode.content.as_str(), |c| &c.excerpt);
+    let content = prepared.stored_content();
     let created = to_millis(episode.created_at);
     let inserted = tx
         .prepare_cached(
@@ -196,7 +210,7 @@ pub(crate) fn insert(
                 episode.status.as_str(),
                 episode.summary,
                 created,
-                token_estimate(content) as i64,
+                prepared.token_estimate as i64,
                 origin.map(|o| o as i64),
             ])
         })
@@ -208,17 +222,18 @@ pub(crate) fn insert(
     tx.prepare_cached("INSERT INTO episode_contents (episode_pk, content) VALUES (?1, ?2)")
         .and_then(|mut stmt| stmt.execute(params![pk, content]))
         .map_err(|e| db_error(&context(), e))?;
-    insert_paths(tx, session, episode, options, pk, created)
+    insert_paths(tx, session, prepared, pk, created).map_err(|e| db_error(&context(), e))?;
+    prepared
+        .fts
+        .insert(
+            tx,
+            pk,
+            &episode.summary,
+            content,
+            episode.tool_name.as_deref(),
+        )
         .map_err(|e| db_error(&context(), e))?;
-    fts::index(
-        tx,
-        pk,
-        &episode.summary,
-        content,
-        episode.tool_name.as_deref(),
-    )
-    .map_err(|e| db_error(&context(), e))?;
-    if let Some(capped) = &capped {
+    if let Some(capped) = &prepared.capped {
         blobs::put(tx, &capped.blob_id, episode.content.as_bytes())?;
         blobs::link(tx, pk, blobs::CONTENT_BLOB_ROLE, &capped.blob_id)?;
     }
@@ -231,12 +246,11 @@ pub(crate) fn insert(
 fn insert_paths(
     tx: &Transaction<'_>,
     session: &Session,
-    episode: &Episode,
-    options: &StoreOptions,
+    prepared: &PreparedEpisode,
     pk: i64,
     created: i64,
 ) -> rusqlite::Result<()> {
-    if episode.paths.is_empty() {
+    if prepared.paths.is_empty() {
         return Ok(());
     }
     let mut stmt = tx.prepare_cached(
@@ -244,23 +258,21 @@ fn insert_paths(
              content_hash, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    for (ord, path) in episode.paths.iter().enumerate() {
-        let relative = relative_path(&session.root, &path.path);
-        let hash = if options.hash_read_files && path.access == PathAccess::Read {
-            // A file that vanished or cannot be read just has no hash: the read is still memory.
-            workspace_file(&session.root, &relative)
-                .and_then(|on_disk| file_content_hash(&on_disk).ok().flatten())
-        } else {
-            None
-        };
+    for (ord, (path, row)) in prepared
+        .episode
+        .paths
+        .iter()
+        .zip(&prepared.paths)
+        .enumerate()
+    {
         stmt.execute(params![
             pk,
             ord as i64,
             session.workspace_id,
             path.path,
-            relative,
+            row.relative,
             path.access.as_str(),
-            hash,
+            row.content_hash,
             created
         ])?;
     }

@@ -35,26 +35,57 @@ const STOPWORDS: [&str; 40] = [
     "to", "was", "we", "were", "what", "when", "where", "which", "why", "with", "you",
 ];
 
-/// Writes the FTS row of the episode with primary key `pk`. `tool_name` is the tool of a
-/// `tool_call` episode, whose content is indexed as [`search_text::tool_call_text`] reads it.
-pub(crate) fn index(
-    tx: &Transaction<'_>,
-    pk: i64,
-    summary: &str,
-    content: &str,
-    tool_name: Option<&str>,
-) -> rusqlite::Result<()> {
-    let content = search_text::tool_call_text(content, tool_name);
-    tx.prepare_cached(
-        "INSERT INTO episodes_fts (rowid, summary, content, tool_name) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![
-        pk,
-        index_text(summary).as_ref(),
-        index_text(&content).as_ref(),
-        index_text(tool_name.unwrap_or("")).as_ref()
-    ])?;
-    Ok(())
+/// What FTS5 indexes for one episode, computed before the write (see `prepared`): each column
+/// is the stored text as it is, or a rewrite of it (camel-case parts added, a tool call's input
+/// unescaped and line gutters dropped).
+#[derive(Debug)]
+pub(crate) struct FtsRow {
+    summary: Option<String>,
+    content: Option<String>,
+    tool_name: Option<String>,
+}
+
+impl FtsRow {
+    /// The row of an episode with `summary` and stored `content`; `tool_name` is the tool of a
+    /// `tool_call` episode, whose content is indexed as [`search_text::tool_call_text`] reads it.
+    pub(crate) fn of(summary: &str, content: &str, tool_name: Option<&str>) -> FtsRow {
+        fn rewritten(text: Cow<'_, str>) -> Option<String> {
+            if let Cow::Owned(indexed) = index_text(&text) {
+                return Some(indexed);
+            }
+            match text {
+                Cow::Owned(text) => Some(text),
+                Cow::Borrowed(_) => None,
+            }
+        }
+        FtsRow {
+            summary: rewritten(Cow::Borrowed(summary)),
+            content: rewritten(search_text::tool_call_text(content, tool_name)),
+            tool_name: rewritten(Cow::Borrowed(tool_name.unwrap_or(""))),
+        }
+    }
+
+    /// Writes this row for the episode with primary key `pk`; `summary`, `content` and
+    /// `tool_name` are the texts [`FtsRow::of`] was computed from.
+    pub(crate) fn insert(
+        &self,
+        tx: &Transaction<'_>,
+        pk: i64,
+        summary: &str,
+        content: &str,
+        tool_name: Option<&str>,
+    ) -> rusqlite::Result<()> {
+        tx.prepare_cached(
+            "INSERT INTO episodes_fts (rowid, summary, content, tool_name) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![
+            pk,
+            self.summary.as_deref().unwrap_or(summary),
+            self.content.as_deref().unwrap_or(content),
+            self.tool_name.as_deref().unwrap_or(tool_name.unwrap_or(""))
+        ])?;
+        Ok(())
+    }
 }
 
 /// `text` followed, when it has any, by the camel-case parts of its words. Borrowed when there

@@ -15,7 +15,8 @@
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
 //! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
 //! [`workspace`] (identity), `sessions`, `record` (turns in, the one-transaction write path),
-//! `sync` (replacing a session's changed tail), `snapshot` (the chunker state any turn met),
+//! `prepared` (what a turn's rows hold, computed before the write), `pipeline` (a batch prepared
+//! on a second thread), `sync` (replacing a session's changed tail), `snapshot` (the chunker state any turn met),
 //! `fork` (a new session from a copy of another's turns), `turns` (turns out), `episodes`
 //! (episode rows and reads), `timeline`, `fts` (identifier-aware indexing, query sanitizing),
 //! `search_text` (the words a tool call's content gives the index), `lexical` (lexical search),
@@ -37,6 +38,8 @@ mod episodes;
 mod fork;
 mod fts;
 mod lexical;
+mod pipeline;
+mod prepared;
 mod read_hashes;
 mod record;
 mod render;

@@ -13,15 +13,21 @@
 //!   see `snapshot`) and each derived episode the event that emitted it (`origin_seq`), so a
 //!   session's tail can be replaced exactly (see `sync`).
 //!
+//! - A long batch is prepared on a second thread while the writer writes (see `pipeline`); the
+//!   rows are the same as one turn at a time writes.
+//!
 //! It deliberately does no embedding: nothing slow runs while the write lock is held.
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::connection::db_error;
+use super::prepared::{PreparedEpisode, PreparedTurn};
 use super::sessions::{self, LineageKind, Session};
 use super::snapshot::keeps_snapshot;
-use super::{Store, episodes, fresh_id, to_millis, usage};
+use super::{Store, StoreOptions, episodes, to_millis, usage};
 use crate::canonical::{Chunker, Episode, Turn, TurnPosition, truncate_chars};
 use crate::error::{Error, Result};
 
@@ -102,70 +108,43 @@ impl Tip {
         session: &Session,
         turn: &Turn,
     ) -> Result<Recorded> {
-        let session_id = session.id.as_str();
-        let context = || format!("cannot record turns of session {session_id:?}");
-        let seq = self.seq;
-        let turn_id = turn
-            .id
-            .clone()
-            .unwrap_or_else(|| fresh_id("turn_", session_id));
-        let at = turn.timestamp.unwrap_or_else(Utc::now);
-        let mut stored = turn.clone();
-        stored.id = Some(turn_id.clone());
-        stored.timestamp = Some(at);
-        let json = serde_json::to_string(&stored).map_err(|e| {
-            Error::internal(format!("cannot serialize turn {turn_id:?}")).with_source(e)
-        })?;
-        tx.prepare_cached(
-            "INSERT INTO turns (session_id, seq, turn_id, role, created_at, json, chunker_before)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                session_id,
-                seq as i64,
-                turn_id,
-                stored.role.as_str(),
-                to_millis(at),
-                json,
-                keeps_snapshot(seq, self.after_finish).then(|| self.chunker.to_state_json())
-            ])
-        })
-        .map_err(|e| db_error(&context(), e))?;
-        if let Some(turn_usage) = &stored.usage {
-            usage::insert(tx, session_id, seq, turn_usage, at)?;
+        let prepared = self.prepare(session, store.options(), turn)?;
+        write_turn(tx, session, &prepared)
+    }
+
+    /// Advances the tip past `turn` and returns its rows, without touching the database: the
+    /// first half of [`Tip::append`] (see `prepared`).
+    pub(crate) fn prepare(
+        &mut self,
+        session: &Session,
+        options: &StoreOptions,
+        turn: &Turn,
+    ) -> Result<PreparedTurn> {
+        let (mut prepared, stored) = PreparedTurn::stamp(&session.id, self.seq, turn)?;
+        if keeps_snapshot(self.seq, self.after_finish) {
+            prepared.chunker_before = Some(self.chunker.to_state_json());
         }
         let position = TurnPosition {
-            session_id,
-            turn_id: &turn_id,
-            seq,
-            at,
+            session_id: &session.id,
+            turn_id: &prepared.turn_id,
+            seq: self.seq,
+            at: prepared.at,
         };
-        let episodes = self
-            .chunker
-            .push(&stored, &position, &store.options().chunker);
-        let mut episode_ids = Vec::with_capacity(episodes.len());
-        self.latest = self.latest.max(at);
-        store_episodes(
-            tx,
-            session,
-            &episodes,
-            seq,
-            store,
-            &mut episode_ids,
-            &mut self.latest,
-        )?;
+        let episodes = self.chunker.push(&stored, &position, &options.chunker);
+        self.latest = self.latest.max(prepared.at);
+        prepared.episodes = episodes
+            .into_iter()
+            .map(|episode| {
+                self.latest = self.latest.max(episode.created_at);
+                PreparedEpisode::new(episode, session, options)
+            })
+            .collect();
         if self.first_intent.is_none() {
             self.first_intent = first_intent_of(&stored, is_subagent(session));
         }
         self.seq += 1;
         self.after_finish = false;
-        Ok(Recorded {
-            turn_id,
-            seq,
-            duplicate: false,
-            episode_ids,
-        })
+        Ok(prepared)
     }
 
     /// Closes the exchange at the tip (see [`Chunker::finish`]): its episodes are emitted by a
@@ -265,6 +244,48 @@ fn store_episodes(
     Ok(())
 }
 
+/// Writes a turn [`Tip::prepare`] made: the turn row, its usage rows, its episodes (emitted by
+/// the push of this turn).
+pub(crate) fn write_turn(
+    tx: &Transaction<'_>,
+    session: &Session,
+    prepared: &PreparedTurn,
+) -> Result<Recorded> {
+    let session_id = session.id.as_str();
+    tx.prepare_cached(
+        "INSERT INTO turns (session_id, seq, turn_id, role, created_at, json, chunker_before)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )
+    .and_then(|mut stmt| {
+        stmt.execute(params![
+            session_id,
+            prepared.seq as i64,
+            prepared.turn_id,
+            prepared.role.as_str(),
+            to_millis(prepared.at),
+            prepared.json,
+            prepared.chunker_before
+        ])
+    })
+    .map_err(|e| db_error(&format!("cannot record turns of session {session_id:?}"), e))?;
+    if let Some(turn_usage) = &prepared.usage {
+        usage::insert(tx, session_id, prepared.seq, turn_usage, prepared.at)?;
+    }
+    let mut episode_ids = Vec::with_capacity(prepared.episodes.len());
+    for episode in &prepared.episodes {
+        if let Some(id) = episodes::insert_prepared(tx, session, episode, Some(prepared.seq), &[])?
+        {
+            episode_ids.push(id);
+        }
+    }
+    Ok(Recorded {
+        turn_id: prepared.turn_id.clone(),
+        seq: prepared.seq,
+        duplicate: false,
+        episode_ids,
+    })
+}
+
 /// `turns` validated, with the batch index in the message when there are several.
 pub(crate) fn validate_batch(turns: &[Turn]) -> Result<()> {
     for (index, turn) in turns.iter().enumerate() {
@@ -310,22 +331,47 @@ impl Store {
         self.write(&context, |tx| {
             let session = sessions::require(tx, session_id)?;
             let mut tip = Tip::load(tx, &session)?;
-            let mut outcomes = Vec::with_capacity(turns.len());
+            // Which turns the session already has, before any is appended (an id may repeat
+            // within the batch: its first occurrence is the one appended).
+            let mut earlier = Vec::with_capacity(turns.len());
+            let mut batch_ids = HashMap::new();
+            let mut next_seq = tip.seq;
             for turn in turns {
-                let known = match &turn.id {
-                    Some(id) => seq_of(tx, session_id, id)?,
+                let known = match turn.id.as_deref() {
+                    Some(id) => match batch_ids.get(id) {
+                        Some(&seq) => Some(seq),
+                        None => seq_of(tx, session_id, id)?,
+                    },
                     None => None,
                 };
-                if let (Some(earlier), Some(turn_id)) = (known, &turn.id) {
-                    outcomes.push(Recorded {
+                if known.is_none() {
+                    if let Some(id) = turn.id.as_deref() {
+                        batch_ids.insert(id, next_seq);
+                    }
+                    next_seq += 1;
+                }
+                earlier.push(known);
+            }
+            let fresh: Vec<&Turn> = turns
+                .iter()
+                .zip(&earlier)
+                .filter_map(|(turn, known)| known.is_none().then_some(turn))
+                .collect();
+            let mut appended = tip.append_all(tx, self, &session, &fresh)?.into_iter();
+            let mut outcomes = Vec::with_capacity(turns.len());
+            for (turn, known) in turns.iter().zip(earlier) {
+                let outcome = match (known, &turn.id) {
+                    (Some(seq), Some(turn_id)) => Recorded {
                         turn_id: turn_id.clone(),
-                        seq: earlier,
+                        seq,
                         duplicate: true,
                         episode_ids: Vec::new(),
-                    });
-                    continue;
-                }
-                outcomes.push(tip.append(tx, self, &session, turn)?);
+                    },
+                    _ => appended.next().ok_or_else(|| {
+                        Error::internal("a batch appended fewer turns than it was given")
+                    })?,
+                };
+                outcomes.push(outcome);
             }
             if tip.seq != session.turn_count {
                 tip.save(tx, session_id)?;

@@ -344,7 +344,8 @@ impl Store {
                 // The resumed state is what replaying the kept turns gives: no snapshot needed.
                 after_finish: false,
             };
-            for turn in &turns[(diverged - first_seq) as usize..] {
+            let tail: Vec<&Turn> = turns[(diverged - first_seq) as usize..].iter().collect();
+            for turn in &tail {
                 if let Some(id) = &turn.id {
                     if let Some(earlier) = seq_of(tx, session_id, id)? {
                         return Err(Error::invalid_input(format!(
@@ -353,7 +354,8 @@ impl Store {
                         )));
                     }
                 }
-                let recorded = tip.append(tx, self, &session, turn)?;
+            }
+            for recorded in tip.append_all(tx, self, &session, &tail)? {
                 outcome.episode_ids.extend(recorded.episode_ids);
                 outcome.added += 1;
             }

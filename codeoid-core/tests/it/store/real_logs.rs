@@ -171,3 +171,156 @@ fn every_real_tool_call_becomes_one_episode_with_its_exact_result() {
     assert!(total_calls > 700, "{total_calls} tool calls in evaldata");
     store.integrity_check().unwrap();
 }
+
+/// Every row a session's turns left in the store file, in order, as text: turns (JSON and
+/// chunker snapshots), episodes with their content and paths, and the FTS matches of words
+/// taken from the episodes (the index is contentless, so it is compared by what it finds).
+fn rows_of(db: &Path, session_id: &str, words: &[String]) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut rows = Vec::new();
+    let mut turns = conn
+        .prepare("SELECT seq, turn_id, role, json, chunker_before FROM turns WHERE session_id = ?1 ORDER BY seq")
+        .unwrap();
+    let found = turns
+        .query_map([session_id], |r| {
+            Ok(format!(
+                "turn {} {} {} {} {:?}",
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?
+            ))
+        })
+        .unwrap();
+    rows.extend(found.map(Result::unwrap));
+    let mut episodes = conn
+        .prepare(
+            "SELECT e.turn_seq, e.kind, e.tool_name, e.call_id, e.status, e.summary,
+                    e.token_estimate, e.origin_seq, c.content,
+                    (SELECT group_concat(p.ord || ' ' || p.given || ' ' || p.relative || ' ' || p.access, '; ')
+                     FROM episode_paths p WHERE p.episode_pk = e.pk)
+             FROM episodes e JOIN episode_contents c ON c.episode_pk = e.pk
+             WHERE e.session_id = ?1 ORDER BY e.pk",
+        )
+        .unwrap();
+    let found = episodes
+        .query_map([session_id], |r| {
+            Ok(format!(
+                "episode {} {} {:?} {:?} {} {} {} {:?} {} {:?}",
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, i64>(6)?,
+                r.get::<_, Option<i64>>(7)?,
+                r.get::<_, String>(8)?,
+                r.get::<_, Option<String>>(9)?
+            ))
+        })
+        .unwrap();
+    rows.extend(found.map(Result::unwrap));
+    let mut matches = conn
+        .prepare(
+            "SELECT group_concat(hit, ' ') FROM (
+                 SELECT e.turn_seq || ':' || e.kind || ':' || round(bm25(episodes_fts), 9) AS hit
+                 FROM episodes_fts JOIN episodes e ON e.pk = episodes_fts.rowid
+                 WHERE episodes_fts MATCH ?1 AND e.session_id = ?2 ORDER BY e.pk)",
+        )
+        .unwrap();
+    for word in words {
+        let quoted = format!("\"{word}\"");
+        let found: Option<String> = matches
+            .query_row(rusqlite::params![quoted, session_id], |r| r.get(0))
+            .unwrap();
+        rows.push(format!("match {word}: {found:?}"));
+    }
+    rows
+}
+
+#[test]
+fn a_batch_stores_exactly_what_one_turn_at_a_time_stores() {
+    // Batches of 64 turns and more are prepared on a second thread; the rows must not depend on
+    // it. Every log is recorded both ways: as one batch, and one `record_turn` at a time.
+    let mut files = Vec::new();
+    jsonl_files(&evaldata().join("claude-code-sessions"), &mut files);
+    files.sort();
+    let (dir, store) = temp_store();
+    let db = dir.path().join("codeoid.db");
+    let ws = Workspace::resolve("/nonexistent/evaldata-project").unwrap();
+    let mut batched_turns = 0;
+    for (n, file) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(file).unwrap();
+        let turns: Vec<Turn> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| turn_of(&v))
+            .collect();
+        if turns.len() >= 64 {
+            batched_turns += turns.len();
+        }
+        let session = |name: &str| {
+            store
+                .create_session(
+                    &ws,
+                    NewSession {
+                        id: Some(format!("{name}-{n}")),
+                        ..NewSession::default()
+                    },
+                )
+                .unwrap()
+        };
+        let (batch, single) = (session("batch"), session("single"));
+        let recorded = store.record_turns(&batch.id, &turns).unwrap();
+        for turn in &turns {
+            store.record_turn(&single.id, turn).unwrap();
+        }
+        let finished = (
+            store.finish_session(&batch.id).unwrap().len(),
+            store.finish_session(&single.id).unwrap().len(),
+        );
+        assert_eq!(finished.0, finished.1, "{}", file.display());
+        let words: Vec<String> = store
+            .session_episodes(&batch.id)
+            .unwrap()
+            .iter()
+            .flat_map(|h| {
+                h.summary
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| w.len() > 3)
+                    .map(str::to_lowercase)
+                    .take(2)
+                    .collect::<Vec<_>>()
+            })
+            .take(40)
+            .collect();
+        let (a, b) = (
+            rows_of(&db, &batch.id, &words),
+            rows_of(&db, &single.id, &words),
+        );
+        assert_eq!(a.len(), b.len(), "{}", file.display());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x, y, "{}", file.display());
+        }
+        assert!(
+            a.iter()
+                .any(|r| r.starts_with("match") && !r.ends_with("None")),
+            "{}: no word of the summaries found anything",
+            file.display()
+        );
+        let duplicates = recorded.iter().filter(|r| r.duplicate).count();
+        assert_eq!(
+            duplicates,
+            turns.len() - a.iter().filter(|r| r.starts_with("turn ")).count(),
+            "{}",
+            file.display()
+        );
+    }
+    assert!(
+        batched_turns > 500,
+        "only {batched_turns} turns in large batches"
+    );
+    store.integrity_check().unwrap();
+}

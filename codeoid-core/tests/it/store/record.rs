@@ -868,3 +868,56 @@ fn a_call_id_a_session_uses_again_is_recorded_again() {
         .collect();
     assert_eq!(calls, ["Bash(ls)", "Bash(cargo test)"], "{ids:?}");
 }
+
+#[test]
+fn a_batch_that_fails_partway_stores_nothing_and_the_store_goes_on() {
+    // 200 turns are prepared on a second thread while the writer writes; a write that fails
+    // halfway (a trigger refuses turn 120) must stop both sides, roll everything back, and leave
+    // the store usable.
+    let (dir, store) = temp_store();
+    let ws = workspace("/work/repo");
+    let s = store.create_session(&ws, NewSession::default()).unwrap();
+    let turns: Vec<Turn> = (0..100)
+        .flat_map(|i| {
+            [
+                at(
+                    call(
+                        &format!("c{i}"),
+                        "Read",
+                        json!({"file_path": format!("src/m{i}.rs")}),
+                    ),
+                    &format!("a{i}"),
+                    2 * i,
+                ),
+                at(
+                    result(&format!("c{i}"), &format!("fn m{i}() {{}}"), false),
+                    &format!("r{i}"),
+                    2 * i + 1,
+                ),
+            ]
+        })
+        .collect();
+    let raw = rusqlite::Connection::open(dir.path().join("codeoid.db")).unwrap();
+    raw.execute_batch(
+        "CREATE TRIGGER refuse_turn BEFORE INSERT ON turns WHEN NEW.seq = 120
+         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+    )
+    .unwrap();
+    let err = store.record_turns(&s.id, &turns).unwrap_err();
+    let cause = std::error::Error::source(&err).map(ToString::to_string);
+    assert!(
+        cause
+            .as_deref()
+            .is_some_and(|c| c.contains("refused by the test")),
+        "{err}: {cause:?}"
+    );
+    assert!(store.session_episodes(&s.id).unwrap().is_empty());
+    assert_eq!(store.turns(&s.id, ..).unwrap().len(), 0);
+    raw.execute_batch("DROP TRIGGER refuse_turn").unwrap();
+    let recorded = store.record_turns(&s.id, &turns).unwrap();
+    assert_eq!(recorded.len(), 200);
+    assert!(recorded.iter().all(|r| !r.duplicate));
+    assert_eq!(store.session_episodes(&s.id).unwrap().len(), 100);
+    assert_eq!(store.turns(&s.id, ..).unwrap().len(), 200);
+    store.integrity_check().unwrap();
+}

@@ -1,0 +1,140 @@
+//! Appending a batch of turns on two cores: one thread prepares the turns (serialization,
+//! chunking, content caps, FTS text, path hashes; see `prepared`) while the writer, inside its
+//! transaction, writes the rows of those already prepared.
+//!
+//! Invariants:
+//! - The rows written, and their order, are those of appending the turns one by one: the
+//!   preparing thread advances the same tip in the same order, and only the writer touches the
+//!   database, on its own thread, in the caller's transaction.
+//! - Prepared turns are handed over in chunks of [`CHUNK`], so the threads wake each other once
+//!   per chunk, not once per turn (a wake-up costs about what preparing a turn does), and the
+//!   preparing thread runs at most [`DEPTH`] chunks ahead, so a batch's memory stays bounded.
+//! - Prepared rows are freed on the thread that allocated them: the writer hands each chunk
+//!   back once written. Freed on the writer, every free took the preparing thread's malloc arena
+//!   lock, and the two threads spent most of their switches waiting on it (glibc).
+//! - A failure on either side stops both: the writer returns the first error (the caller's
+//!   transaction then rolls back) and the preparing thread stops at its next turn. A panic of
+//!   the preparing thread resumes on the caller's thread, as it would have in line.
+//! - Small batches, and any batch when a thread cannot be started, are appended in line: a
+//!   thread costs tens of microseconds, a turn a few.
+
+use std::sync::mpsc;
+use std::thread;
+
+use rusqlite::Transaction;
+
+use super::prepared::PreparedTurn;
+use super::record::{Recorded, Tip, write_turn};
+use super::sessions::Session;
+use super::{Store, StoreOptions};
+use crate::canonical::Turn;
+use crate::error::{Error, Result};
+
+/// Fewest turns a batch needs to be prepared on a second thread.
+pub(crate) const MIN_TURNS: usize = 64;
+
+/// Prepared turns handed to the writer at once.
+const CHUNK: usize = 64;
+
+/// Most chunks waiting for the writer.
+const DEPTH: usize = 32;
+
+/// Prepared turns handed over at once, and the failure that ended the batch after them.
+#[derive(Default)]
+struct Chunk {
+    turns: Vec<PreparedTurn>,
+    failure: Option<Error>,
+}
+
+/// Prepares `turns` in order, stopping at the first that fails.
+fn prepare_chunk(
+    tip: &mut Tip,
+    session: &Session,
+    options: &StoreOptions,
+    turns: &[&Turn],
+) -> Chunk {
+    let mut chunk = Chunk {
+        turns: Vec::with_capacity(turns.len()),
+        failure: None,
+    };
+    for turn in turns {
+        match tip.prepare(session, options, turn) {
+            Ok(prepared) => chunk.turns.push(prepared),
+            Err(e) => {
+                chunk.failure = Some(e);
+                break;
+            }
+        }
+    }
+    chunk
+}
+
+impl Tip {
+    /// Appends `turns` in order, as [`Tip::append`] of each would; on two threads when the batch
+    /// is large enough. The caller has ruled out known ids.
+    pub(crate) fn append_all(
+        &mut self,
+        tx: &Transaction<'_>,
+        store: &Store,
+        session: &Session,
+        turns: &[&Turn],
+    ) -> Result<Vec<Recorded>> {
+        if turns.len() < MIN_TURNS {
+            return turns
+                .iter()
+                .map(|turn| self.append(tx, store, session, turn))
+                .collect();
+        }
+        let options = store.options();
+        // The preparing thread borrows the tip; if it cannot start, the batch runs in line.
+        let tip = &mut *self;
+        let outcome = thread::scope(|scope| {
+            let (sender, receiver) = mpsc::sync_channel::<Chunk>(DEPTH);
+            // Written chunks go back to be freed where they were allocated (see the invariants).
+            let (written_sender, written_receiver) = mpsc::channel::<Chunk>();
+            let preparer = thread::Builder::new()
+                .name("codeoid-prepare".to_owned())
+                .spawn_scoped(scope, move || {
+                    for turns in turns.chunks(CHUNK) {
+                        let chunk = prepare_chunk(tip, session, options, turns);
+                        let failed = chunk.failure.is_some();
+                        if sender.send(chunk).is_err() || failed {
+                            break;
+                        }
+                        written_receiver.try_iter().for_each(drop);
+                    }
+                    drop(sender);
+                    written_receiver.iter().for_each(drop);
+                });
+            let Ok(preparer) = preparer else {
+                return None;
+            };
+            let mut recorded = Vec::with_capacity(turns.len());
+            let written = receiver.iter().try_for_each(|mut chunk| {
+                for prepared in &chunk.turns {
+                    recorded.push(write_turn(tx, session, prepared)?);
+                }
+                if let Some(failure) = chunk.failure.take() {
+                    return Err(failure);
+                }
+                // The preparing thread may have ended (it drains the rest at its end).
+                let _ = written_sender.send(chunk);
+                Ok(())
+            });
+            // A writer that stopped early must let the preparing thread see it before waiting.
+            drop(receiver);
+            drop(written_sender);
+            if let Err(panic) = preparer.join() {
+                std::panic::resume_unwind(panic);
+            }
+            Some(written.map(|()| recorded))
+        });
+        match outcome {
+            Some(written) => written,
+            None => turns
+                .iter()
+                .map(|turn| self.append(tx, store, session, turn))
+                .collect(),
+        }
+    }
+}
