@@ -300,7 +300,8 @@ impl Store {
 
     /// The `n` most recent reads of `relative` (a workspace-relative path) in `workspace_id`,
     /// newest first as [`Store::latest_episode_for_path`] orders them, each episode's header with
-    /// its matching path row (one row per episode): what `recall_file` walks back through for a
+    /// its first matching path row (an episode reading the file twice, as `a.rs` and `./a.rs`,
+    /// is one read, and the limit counts episodes): what `recall_file` walks back through for a
     /// whole read. Contents are not read; [`Store::episode`] reads the one chosen.
     ///
     /// # Errors
@@ -318,6 +319,9 @@ impl Store {
                     "SELECT {HEADER_COLUMNS}, p.given, p.relative, p.access, p.content_hash
                      FROM episode_paths p JOIN episodes e ON e.pk = p.episode_pk
                      WHERE p.workspace_id = ?1 AND p.relative = ?2 AND p.access = 'read'
+                       AND p.ord = (SELECT min(q.ord) FROM episode_paths q
+                                    WHERE q.episode_pk = p.episode_pk AND q.relative = p.relative
+                                      AND q.access = 'read')
                      ORDER BY p.created_at DESC, p.episode_pk DESC LIMIT ?3"
                 ))
                 .and_then(|mut stmt| {
@@ -327,14 +331,7 @@ impl Store {
                     .collect::<rusqlite::Result<Vec<_>>>()
                 })
                 .map_err(|e| db_error(&context, e))?;
-            let mut out: Vec<(EpisodeHeader, StoredPath)> = Vec::with_capacity(found.len());
-            for (header, path) in found {
-                // One episode reading the file twice (two paths) is one read.
-                if !out.iter().any(|(e, _)| e.id == header.id) {
-                    out.push((header, path));
-                }
-            }
-            Ok(out)
+            Ok(found)
         })
     }
 
@@ -452,6 +449,18 @@ mod tests {
     /// Stores a tool call of `tool` that names `path` with `access`, as an earlier version of
     /// the chunker stored `recall_file`'s path.
     fn stored_call(store: &Store, session_id: &str, n: u64, tool: &str, access: PathAccess) {
+        stored_call_of(store, session_id, n, tool, access, &["src/a.py"]);
+    }
+
+    /// [`stored_call`] naming `paths`.
+    fn stored_call_of(
+        store: &Store,
+        session_id: &str,
+        n: u64,
+        tool: &str,
+        access: PathAccess,
+        paths: &[&str],
+    ) {
         let episode = Episode {
             id: format!("ep_{n:020}"),
             kind: EpisodeKind::ToolCall,
@@ -460,10 +469,13 @@ mod tests {
             status: EpisodeStatus::Ok,
             summary: format!("{tool}(src/a.py)"),
             content: format!("# Tool: {tool}"),
-            paths: vec![ToolPath {
-                path: "src/a.py".into(),
-                access,
-            }],
+            paths: paths
+                .iter()
+                .map(|path| ToolPath {
+                    path: (*path).to_owned(),
+                    access,
+                })
+                .collect(),
             created_at: Utc::now(),
             turn_seq: n,
         };
@@ -493,5 +505,36 @@ mod tests {
         let hot = store.hot_files(ws.id(), 10).unwrap();
         assert_eq!(hot.len(), 1);
         assert_eq!((hot[0].path.as_str(), hot[0].touches), ("src/a.py", 2));
+    }
+
+    #[test]
+    fn reads_of_a_path_count_episodes_not_path_rows() {
+        let store = Store::open_in_memory().unwrap();
+        let ws = Workspace::from_parts("", "/repo", "/repo", WorkspaceSource::Directory);
+        let session = store.create_session(&ws, NewSession::default()).unwrap();
+        stored_call_of(
+            &store,
+            &session.id,
+            1,
+            "Read",
+            PathAccess::Read,
+            &["src/a.py"],
+        );
+        // The newest read names the file twice; it is one read, and the older one still counts.
+        stored_call_of(
+            &store,
+            &session.id,
+            2,
+            "Bash",
+            PathAccess::Read,
+            &["src/a.py", "./src/a.py"],
+        );
+        let reads = store.reads_of_path(ws.id(), "src/a.py", 2).unwrap();
+        let ids: Vec<&str> = reads.iter().map(|(h, _)| h.id.as_str()).collect();
+        assert_eq!(ids, [format!("ep_{:020}", 2), format!("ep_{:020}", 1)]);
+        assert_eq!(
+            reads[0].1.given, "src/a.py",
+            "the first path row of the episode"
+        );
     }
 }
