@@ -3,7 +3,9 @@
 //! tool (Codex, SWE-agent, any `Bash` user) look at files.
 //!
 //! The command line is read with the compression rules' lexer ([`CommandShape`]): quotes
-//! removed, redirections and heredoc bodies dropped, wrappers (`sudo`, `env`, `time`…) peeled.
+//! removed, heredoc bodies dropped, wrappers (`sudo`, `env`, `time`…) peeled. The file of an
+//! output redirection (`> f`, `>> f`, `2> f`, `&> f`, a `cat > f <<EOF` rewrite) is an edit,
+//! whatever the program; `/dev/null` and the like are not files.
 //! Only the first stage of each pipeline is looked at (later stages read a pipe), only for the
 //! programs listed in [`program`], and only words that can be a file (no `-`, globs, variables
 //! or substitutions). A `cd dir` earlier in the line, or the call's `workdir`, is prefixed to the
@@ -16,7 +18,7 @@
 use serde_json::Value;
 
 use crate::canonical::PathAccess;
-use crate::compress::CommandShape;
+use crate::compress::{CommandShape, Pipeline};
 
 /// What a recognised program does with its file arguments, and which of its options take a
 /// value (the next word is that value, not a file).
@@ -164,61 +166,83 @@ pub(crate) fn files_of(command: &str, workdir: Option<&str>) -> Vec<ShellFile> {
     let mut cwd: Option<String> = workdir.map(str::to_owned);
     let mut out: Vec<ShellFile> = Vec::new();
     for pipeline in CommandShape::parse(command).pipelines {
-        let Some(first) = pipeline.stages.first() else {
-            continue;
-        };
-        let words: Vec<&str> = first.split(' ').filter(|w| !w.is_empty()).collect();
-        let Some((name, args)) = words.split_first() else {
-            continue;
-        };
-        let name = name.rsplit('/').next().unwrap_or(name);
-        if name == "cd" || name == "pushd" {
-            match args {
-                [dir] if is_file_word(dir) && !dir.starts_with('~') => {
-                    cwd = Some(join(cwd.as_deref(), dir));
-                }
-                // `cd`, `cd -`, `cd $X`: where the shell went is unknown from here on.
-                _ => return out,
-            }
-            continue;
+        // Redirections are opened before the command runs, so before any `cd` it makes.
+        let written: Vec<String> = pipeline
+            .writes
+            .iter()
+            .filter(|w| is_file_word(w) && !w.starts_with("/dev/"))
+            .map(|w| join(cwd.as_deref(), w))
+            .collect();
+        let known = pipeline_reads(&pipeline, &mut cwd, &mut out);
+        for path in written {
+            push(&mut out, path, PathAccess::Write, false);
         }
-        let Some(program) = program(name, args) else {
-            continue;
-        };
-        let mut operands: Vec<&str> = Vec::new();
-        let mut options_done = false;
-        let mut i = 0;
-        while let Some(&word) = args.get(i) {
-            i += 1;
-            if !options_done && word == "--" {
-                options_done = true;
-            } else if !options_done && word.starts_with('-') && word != "-" {
-                if program.with_value.contains(&word) {
-                    i += 1;
-                }
-            } else {
-                operands.push(word);
-            }
-        }
-        if program.script_first && !operands.is_empty() {
-            operands.remove(0);
-        }
-        let partial = program.partial || pipeline.is_piped();
-        for word in operands.into_iter().filter(|w| is_file_word(w)) {
-            let path = join(cwd.as_deref(), word);
-            if !out
-                .iter()
-                .any(|f| f.path == path && f.access == program.access)
-            {
-                out.push(ShellFile {
-                    path,
-                    access: program.access,
-                    partial,
-                });
-            }
+        if !known {
+            break;
         }
     }
     out
+}
+
+/// Adds what the first stage of `pipeline` reads or edits to `out`, and follows its `cd` in
+/// `cwd`. `false` when the shell went somewhere this cannot follow (`cd -`, `cd $X`): nothing
+/// after it can be placed.
+fn pipeline_reads(pipeline: &Pipeline, cwd: &mut Option<String>, out: &mut Vec<ShellFile>) -> bool {
+    let Some(first) = pipeline.stages.first() else {
+        return true;
+    };
+    let words: Vec<&str> = first.split(' ').filter(|w| !w.is_empty()).collect();
+    let Some((name, args)) = words.split_first() else {
+        return true;
+    };
+    let name = name.rsplit('/').next().unwrap_or(name);
+    if name == "cd" || name == "pushd" {
+        return match args {
+            [dir] if is_file_word(dir) && !dir.starts_with('~') => {
+                *cwd = Some(join(cwd.as_deref(), dir));
+                true
+            }
+            // `cd`, `cd -`, `cd $X`: where the shell went is unknown from here on.
+            _ => false,
+        };
+    }
+    let Some(program) = program(name, args) else {
+        return true;
+    };
+    let mut operands: Vec<&str> = Vec::new();
+    let mut options_done = false;
+    let mut i = 0;
+    while let Some(&word) = args.get(i) {
+        i += 1;
+        if !options_done && word == "--" {
+            options_done = true;
+        } else if !options_done && word.starts_with('-') && word != "-" {
+            if program.with_value.contains(&word) {
+                i += 1;
+            }
+        } else {
+            operands.push(word);
+        }
+    }
+    if program.script_first && !operands.is_empty() {
+        operands.remove(0);
+    }
+    let partial = program.partial || pipeline.is_piped();
+    for word in operands.into_iter().filter(|w| is_file_word(w)) {
+        push(out, join(cwd.as_deref(), word), program.access, partial);
+    }
+    true
+}
+
+/// Adds `path` to `out` unless it is there with the same access already.
+fn push(out: &mut Vec<ShellFile>, path: String, access: PathAccess, partial: bool) {
+    if !out.iter().any(|f| f.path == path && f.access == access) {
+        out.push(ShellFile {
+            path,
+            access,
+            partial,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -277,13 +301,35 @@ mod tests {
             "cat -",
             "cat *.py",
             "cat $FILE",
-            "cat > out.txt <<'EOF'\nhello\nEOF",
             "echo hi | cat",
             "ls src",
             "python3 -c 'open(\"a.py\").read()'",
         ] {
             assert_eq!(paths(nothing), [], "{nothing}");
         }
+    }
+
+    #[test]
+    fn output_redirections_are_edits() {
+        let write = |path: &str| (path.to_owned(), PathAccess::Write, false);
+        assert_eq!(
+            paths("cat > out.txt <<'EOF'\nhello > there\nEOF"),
+            [write("out.txt")]
+        );
+        assert_eq!(
+            paths("cat a.py > b.py 2>/dev/null"),
+            [read("a.py", false), write("b.py")]
+        );
+        assert_eq!(
+            paths("cd src && echo x >> notes.md; python3 gen.py &> ../gen.log"),
+            [write("src/notes.md"), write("src/../gen.log")]
+        );
+        assert_eq!(
+            paths("cd src > /tmp/cd.log && : > a.py"),
+            [write("/tmp/cd.log"), write("src/a.py")]
+        );
+        assert_eq!(paths("make 2>&1 > $LOG"), [], "a variable is no file");
+        assert_eq!(paths("cd $X && echo > a.py"), [], "nowhere known");
     }
 
     #[test]

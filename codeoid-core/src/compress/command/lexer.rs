@@ -2,8 +2,10 @@
 //!
 //! Words come out with quotes removed and escapes applied; `$( … )` and backtick substitutions
 //! stay verbatim inside the word that holds them. Operators are reduced to the three kinds rule
-//! matching cares about (sequence, background, pipe). Redirections and their targets (`2>&1`,
-//! `> file`, `<<<word`), comments and heredoc bodies are dropped.
+//! matching cares about (sequence, background, pipe). The target of an output redirection
+//! (`> file`, `>> file`, `2> file`, `&> file`) comes out as its own token, the file a command
+//! writes; other redirections (`2>&1`, `< file`, `<<<word`), comments and heredoc bodies are
+//! dropped.
 //!
 //! This is not a shell: no expansion of any kind, and it never fails. Unbalanced quotes run to
 //! the end of the text.
@@ -26,6 +28,19 @@ pub(super) enum Token {
     Word(String),
     /// An operator.
     Op(Op),
+    /// The target of an output redirection, quotes removed: a file the command writes.
+    Written(String),
+}
+
+/// What the next word of the command line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NextWord {
+    /// A word of the command.
+    Argument,
+    /// The target of an input redirection (`< file`, `<<<word`): dropped.
+    Dropped,
+    /// The target of an output redirection.
+    Written,
 }
 
 /// Splits a command line into words and operators, dropping redirections, comments and heredoc
@@ -38,7 +53,7 @@ pub(super) fn lex(command: &str) -> Vec<Token> {
         tokens: Vec::new(),
         word: String::new(),
         in_word: false,
-        skip_next_word: false,
+        next_word: NextWord::Argument,
         heredocs: Vec::new(),
     };
     lexer.run();
@@ -51,8 +66,8 @@ struct Lexer<'a> {
     tokens: Vec<Token>,
     word: String,
     in_word: bool,
-    /// The next word is a redirection target (`> file`), not an argument.
-    skip_next_word: bool,
+    /// Whether the next word is a redirection target (`> file`), not an argument.
+    next_word: NextWord,
     /// Heredoc delimiters waiting for the end of the current line, with whether `<<-` allows
     /// leading tabs before the delimiter.
     heredocs: Vec<(String, bool)>,
@@ -129,17 +144,17 @@ impl Lexer<'_> {
     fn end_word(&mut self) {
         if self.in_word {
             let word = std::mem::take(&mut self.word);
-            if self.skip_next_word {
-                self.skip_next_word = false;
-            } else {
-                self.tokens.push(Token::Word(word));
+            match std::mem::replace(&mut self.next_word, NextWord::Argument) {
+                NextWord::Argument => self.tokens.push(Token::Word(word)),
+                NextWord::Written => self.tokens.push(Token::Written(word)),
+                NextWord::Dropped => {}
             }
             self.in_word = false;
         }
     }
 
     fn op(&mut self, op: Op) {
-        self.skip_next_word = false;
+        self.next_word = NextWord::Argument;
         self.tokens.push(Token::Op(op));
     }
 
@@ -235,7 +250,7 @@ impl Lexer<'_> {
                 // `&>file` and `&>>file`: both streams to a file.
                 self.end_word();
                 self.pos += if self.peek(2) == Some('>') { 3 } else { 2 };
-                self.skip_next_word = true;
+                self.next_word = NextWord::Written;
             }
             _ => {
                 self.end_word();
@@ -245,8 +260,9 @@ impl Lexer<'_> {
         }
     }
 
-    /// `<`, `>`, `>>`, `2>`, `2>&1`, `<<EOF`, `<<-EOF`, `<<<word`, `>|`: the operator and its
-    /// target are dropped. A word of digits right before the operator is its file descriptor.
+    /// `<`, `>`, `>>`, `2>`, `2>&1`, `<<EOF`, `<<-EOF`, `<<<word`, `>|`: the operator is dropped,
+    /// and its target too unless output goes to a file (see [`Token::Written`]). A word of
+    /// digits right before the operator is its file descriptor.
     fn redirection(&mut self) {
         if self.in_word && self.word.chars().all(|c| c.is_ascii_digit()) {
             self.word.clear();
@@ -260,7 +276,7 @@ impl Lexer<'_> {
             self.pos += 1;
             if self.peek(0) == Some('<') {
                 self.pos += 1;
-                self.skip_next_word = true;
+                self.next_word = NextWord::Dropped;
                 return;
             }
             let strip_tabs = self.peek(0) == Some('-');
@@ -281,7 +297,11 @@ impl Lexer<'_> {
             }
             return;
         }
-        self.skip_next_word = true;
+        self.next_word = if first == Some('>') {
+            NextWord::Written
+        } else {
+            NextWord::Dropped
+        };
     }
 
     fn heredoc_delimiter(&mut self, strip_tabs: bool) {

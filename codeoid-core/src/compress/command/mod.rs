@@ -34,6 +34,9 @@ pub struct Pipeline {
     /// Each stage's command, prefixes peeled and redirections dropped, words joined by one space.
     /// A stage that is only assignments or redirections is an empty string.
     pub stages: Vec<String>,
+    /// The files its output redirections write (`> out.txt`, `2>> err.log`, `&> all.log`), as
+    /// written, in order.
+    pub writes: Vec<String>,
 }
 
 impl Pipeline {
@@ -62,6 +65,7 @@ impl CommandShape {
         for token in tokens {
             match token {
                 Token::Word(word) => stage_words.push(word),
+                Token::Written(file) => pipeline.writes.push(file),
                 Token::Op(op) => {
                     pipeline.stages.push(reduce(&stage_words));
                     stage_words.clear();
@@ -100,6 +104,7 @@ pub(crate) fn stage_words(command: &str) -> Vec<Vec<String>> {
         match token {
             Token::Word(word) => stages.last_mut().map_or((), |s| s.push(word)),
             Token::Op(_) => stages.push(Vec::new()),
+            Token::Written(_) => {}
         }
     }
     stages.retain(|s| !s.is_empty());
@@ -107,8 +112,9 @@ pub(crate) fn stage_words(command: &str) -> Vec<Vec<String>> {
 }
 
 fn push_pipeline(shape: &mut CommandShape, pipeline: Pipeline) {
-    // `a && ;` or a trailing `;` leave an empty single stage behind: not a pipeline.
-    if pipeline.stages.iter().any(|s| !s.is_empty()) {
+    // `a && ;` or a trailing `;` leave an empty single stage behind: not a pipeline. A lone
+    // `> file` still writes (truncates) the file.
+    if pipeline.stages.iter().any(|s| !s.is_empty()) || !pipeline.writes.is_empty() {
         shape.pipelines.push(pipeline);
     }
 }
@@ -238,6 +244,38 @@ mod tests {
             ["grep -rn fn main src"]
         );
         assert_eq!(commands("echo 'a|b' && ls"), ["ls"]);
+    }
+
+    #[test]
+    fn output_redirections_name_the_files_written() {
+        let writes = |line: &str| -> Vec<Vec<String>> {
+            CommandShape::parse(line)
+                .pipelines
+                .into_iter()
+                .map(|p| p.writes)
+                .collect()
+        };
+        assert_eq!(
+            writes("git diff >/tmp/out 2> err.txt < in.txt"),
+            [["/tmp/out", "err.txt"]]
+        );
+        assert_eq!(
+            writes("cat >> \"notes.md\" <<'EOF'\nline > not.a.file\nEOF"),
+            [["notes.md"]]
+        );
+        assert_eq!(
+            writes("make &> build.log; : > empty.txt"),
+            [["build.log"], ["empty.txt"]]
+        );
+        assert_eq!(
+            writes("cargo test 2>&1 | tee out.log <<< x"),
+            [Vec::<String>::new()]
+        );
+        assert_eq!(
+            writes("echo $(cat a > b)"),
+            [Vec::<String>::new()],
+            "inside a substitution"
+        );
     }
 
     #[test]

@@ -626,4 +626,35 @@ fn a_later_read_of_part_gives_way_to_an_earlier_whole_read_of_the_same_content()
         content.contains("line 2") && !content.contains("line 299"),
         "the latest read: {content}"
     );
+
+    // A file rewritten through a shell redirection is written too: a heredoc `cat >` after a
+    // whole read keeps that read from standing for the content.
+    live_call(
+        &memory,
+        &s,
+        "w3",
+        60,
+        "Read",
+        json!({"file_path": "src/a.py"}),
+        &whole,
+    );
+    let rewrite = format!("cat > src/a.py <<'EOF'\n{whole}EOF");
+    live_call(
+        &memory,
+        &s,
+        "h",
+        65,
+        "Bash",
+        json!({"command": rewrite}),
+        "",
+    );
+    let window = json!({"file_path": "src/a.py", "offset": 1, "limit": 2});
+    live_call(&memory, &s, "p3", 70, "Read", window, "line 0\nline 1\n");
+    let found = memory.recall_file("src/a.py").unwrap().unwrap();
+    assert!(found.passed_over.is_none(), "{:?}", found.passed_over);
+    let content = &found.episode.content;
+    assert!(
+        content.contains("line 1") && !content.contains("line 299"),
+        "the latest read: {content}"
+    );
 }
