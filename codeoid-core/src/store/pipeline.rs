@@ -6,9 +6,10 @@
 //! - The rows written, and their order, are those of appending the turns one by one: the
 //!   preparing thread advances the same tip in the same order, and only the writer touches the
 //!   database, on its own thread, in the caller's transaction.
-//! - Prepared turns are handed over in chunks of [`CHUNK`], so the threads wake each other once
-//!   per chunk, not once per turn (a wake-up costs about what preparing a turn does), and the
-//!   preparing thread runs at most [`DEPTH`] chunks ahead, so a batch's memory stays bounded.
+//! - Prepared turns are handed over in chunks of [`CHUNK`] turns or [`CHUNK_BYTES`], whichever
+//!   comes first, so the threads wake each other once per chunk, not once per turn (a wake-up
+//!   costs about what preparing a turn does), and the preparing thread runs at most [`DEPTH`]
+//!   chunks ahead: what waits for the writer stays under ~32 MiB whatever the batch holds.
 //! - Prepared rows are freed on the thread that allocated them: the writer hands each chunk
 //!   back once written. Freed on the writer, every free took the preparing thread's malloc arena
 //!   lock, and the two threads spent most of their switches waiting on it (glibc).
@@ -31,42 +32,58 @@ use crate::canonical::Turn;
 use crate::error::{Error, Result};
 
 /// Fewest turns a batch needs to be prepared on a second thread.
-pub(crate) const MIN_TURNS: usize = 64;
+const MIN_TURNS: usize = 64;
 
-/// Prepared turns handed to the writer at once.
+/// Most prepared turns handed to the writer at once.
 const CHUNK: usize = 64;
+
+/// Prepared bytes (turn JSON and episode contents) past which a chunk is handed over early.
+const CHUNK_BYTES: usize = 1024 * 1024;
 
 /// Most chunks waiting for the writer.
 const DEPTH: usize = 32;
 
 /// Prepared turns handed over at once, and the failure that ended the batch after them.
-#[derive(Default)]
 struct Chunk {
     turns: Vec<PreparedTurn>,
     failure: Option<Error>,
 }
 
-/// Prepares `turns` in order, stopping at the first that fails.
+/// Prepares turns from the front of `turns`, in order, until the chunk is full or one fails;
+/// returns the chunk and how many turns it took.
 fn prepare_chunk(
     tip: &mut Tip,
     session: &Session,
     options: &StoreOptions,
     turns: &[&Turn],
-) -> Chunk {
+) -> (Chunk, usize) {
     let mut chunk = Chunk {
-        turns: Vec::with_capacity(turns.len()),
+        turns: Vec::with_capacity(CHUNK.min(turns.len())),
         failure: None,
     };
-    for turn in turns {
+    let mut bytes = 0;
+    for turn in turns.iter().take(CHUNK) {
         match tip.prepare(session, options, turn) {
-            Ok(prepared) => chunk.turns.push(prepared),
+            Ok(prepared) => {
+                bytes += prepared.json.len()
+                    + prepared
+                        .episodes
+                        .iter()
+                        .map(|e| e.episode.content.len())
+                        .sum::<usize>();
+                chunk.turns.push(prepared);
+            }
             Err(e) => {
                 chunk.failure = Some(e);
                 break;
             }
         }
+        if bytes >= CHUNK_BYTES {
+            break;
+        }
     }
-    chunk
+    let taken = chunk.turns.len();
+    (chunk, taken)
 }
 
 impl Tip {
@@ -95,8 +112,10 @@ impl Tip {
             let preparer = thread::Builder::new()
                 .name("codeoid-prepare".to_owned())
                 .spawn_scoped(scope, move || {
-                    for turns in turns.chunks(CHUNK) {
-                        let chunk = prepare_chunk(tip, session, options, turns);
+                    let mut rest = turns;
+                    while !rest.is_empty() {
+                        let (chunk, taken) = prepare_chunk(tip, session, options, rest);
+                        rest = &rest[taken..];
                         let failed = chunk.failure.is_some();
                         if sender.send(chunk).is_err() || failed {
                             break;
