@@ -11,9 +11,9 @@
 //! or substitutions). A `cd dir` earlier in the line, or the call's `workdir`, is prefixed to the
 //! relative paths after it; a `cd` this cannot follow (`cd -`, `cd $X`) ends the extraction.
 //!
-//! Deliberately approximate: this is not a shell. A quoted path holding a space is split at it
-//! (the lexer joins a stage's words with single spaces), and a read through a script, an alias
-//! or `xargs` is not seen.
+//! Deliberately approximate: this is not a shell. A quoted path holding a space stays one path
+//! (`cat "my notes.md"`), an unquoted one is two, as the shell sees it; a read through a script,
+//! an alias or `xargs` is not seen.
 
 use serde_json::Value;
 
@@ -188,10 +188,7 @@ pub(crate) fn files_of(command: &str, workdir: Option<&str>) -> Vec<ShellFile> {
 /// `cwd`. `false` when the shell went somewhere this cannot follow (`cd -`, `cd $X`): nothing
 /// after it can be placed.
 fn pipeline_reads(pipeline: &Pipeline, cwd: &mut Option<String>, out: &mut Vec<ShellFile>) -> bool {
-    let Some(first) = pipeline.stages.first() else {
-        return true;
-    };
-    let words: Vec<&str> = first.split(' ').filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = pipeline.first_words.iter().map(String::as_str).collect();
     let Some((name, args)) = words.split_first() else {
         return true;
     };
@@ -307,6 +304,25 @@ mod tests {
         ] {
             assert_eq!(paths(nothing), [], "{nothing}");
         }
+    }
+
+    #[test]
+    fn quoted_paths_keep_their_spaces() {
+        assert_eq!(
+            paths("cat \"my notes.md\" 'a b.py' c.py"),
+            [
+                read("my notes.md", false),
+                read("a b.py", false),
+                read("c.py", false)
+            ]
+        );
+        assert_eq!(
+            paths("cd 'my dir' && head -n 5 x\\ y.txt > \"out put.txt\""),
+            [
+                read("my dir/x y.txt", true),
+                ("my dir/out put.txt".to_owned(), PathAccess::Write, false)
+            ]
+        );
     }
 
     #[test]

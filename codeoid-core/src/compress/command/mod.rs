@@ -34,6 +34,9 @@ pub struct Pipeline {
     /// Each stage's command, prefixes peeled and redirections dropped, words joined by one space.
     /// A stage that is only assignments or redirections is an empty string.
     pub stages: Vec<String>,
+    /// The words of the first stage, prefixes peeled, quotes removed and not joined: a quoted
+    /// word holding a space (`cat "my notes.md"`) stays one word here.
+    pub first_words: Vec<String>,
     /// The files its output redirections write (`> out.txt`, `2>> err.log`, `&> all.log`), as
     /// written, in order.
     pub writes: Vec<String>,
@@ -67,7 +70,7 @@ impl CommandShape {
                 Token::Word(word) => stage_words.push(word),
                 Token::Written(file) => pipeline.writes.push(file),
                 Token::Op(op) => {
-                    pipeline.stages.push(reduce(&stage_words));
+                    push_stage(&mut pipeline, &stage_words);
                     stage_words.clear();
                     if op == Op::Pipe {
                         continue;
@@ -79,7 +82,7 @@ impl CommandShape {
                 }
             }
         }
-        pipeline.stages.push(reduce(&stage_words));
+        push_stage(&mut pipeline, &stage_words);
         push_pipeline(&mut shape, pipeline);
         shape
     }
@@ -111,6 +114,15 @@ pub(crate) fn stage_words(command: &str) -> Vec<Vec<String>> {
     stages
 }
 
+/// Adds the stage of `words` to `pipeline`.
+fn push_stage(pipeline: &mut Pipeline, words: &[String]) {
+    let peeled = peel(words);
+    if pipeline.stages.is_empty() {
+        pipeline.first_words = peeled.to_vec();
+    }
+    pipeline.stages.push(peeled.join(" "));
+}
+
 fn push_pipeline(shape: &mut CommandShape, pipeline: Pipeline) {
     // `a && ;` or a trailing `;` leave an empty single stage behind: not a pipeline. A lone
     // `> file` still writes (truncates) the file.
@@ -126,8 +138,8 @@ const SETUP_PROGRAMS: &[&str] = &[
     "umask", "echo", "printf", "true", ":", "sleep", "clear", "mkdir", "touch",
 ];
 
-/// Peels wrapper prefixes off a stage's words and joins what remains with single spaces.
-fn reduce(words: &[String]) -> String {
+/// A stage's words with its wrapper prefixes peeled off.
+fn peel(words: &[String]) -> &[String] {
     let mut rest: &[String] = words;
     loop {
         let before = rest.len();
@@ -154,7 +166,7 @@ fn reduce(words: &[String]) -> String {
             break;
         }
     }
-    rest.join(" ")
+    rest
 }
 
 fn skip_assignments(words: &[String]) -> &[String] {
@@ -276,6 +288,9 @@ mod tests {
             [Vec::<String>::new()],
             "inside a substitution"
         );
+        let shape = CommandShape::parse("sudo -u me cat 'a b.txt' | head");
+        assert_eq!(shape.pipelines[0].first_words, ["cat", "a b.txt"]);
+        assert_eq!(shape.pipelines[0].stages, ["cat a b.txt", "head"]);
     }
 
     #[test]
