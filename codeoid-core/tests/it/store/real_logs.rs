@@ -91,25 +91,35 @@ fn turn_of(line: &Value) -> Option<Turn> {
     Some(turn)
 }
 
-#[test]
-fn every_real_tool_call_becomes_one_episode_with_its_exact_result() {
+/// Every Claude Code log of `evaldata`, sorted by path, with its turns as [`turn_of`] reads them.
+fn evaldata_logs() -> Vec<(PathBuf, Vec<Turn>)> {
     let mut files = Vec::new();
     jsonl_files(&evaldata().join("claude-code-sessions"), &mut files);
     files.sort();
     assert!(files.len() >= 10, "evaldata missing: {files:?}");
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let turns = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter_map(|v| turn_of(&v))
+                .collect();
+            (file, turns)
+        })
+        .collect()
+}
+
+#[test]
+fn every_real_tool_call_becomes_one_episode_with_its_exact_result() {
     let (_dir, store) = temp_store();
     let ws = Workspace::resolve("/nonexistent/evaldata-project").unwrap();
     let mut total_calls = 0;
-    for (n, file) in files.iter().enumerate() {
-        let text = std::fs::read_to_string(file).unwrap();
-        let turns: Vec<Turn> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|v| turn_of(&v))
-            .collect();
+    for (n, (file, turns)) in evaldata_logs().iter().enumerate() {
         let mut calls: HashMap<String, String> = HashMap::new();
         let mut results: HashMap<String, String> = HashMap::new();
-        for turn in &turns {
+        for turn in turns {
             for part in &turn.parts {
                 match part {
                     Part::ToolCall(c) => {
@@ -134,7 +144,7 @@ fn every_real_tool_call_becomes_one_episode_with_its_exact_result() {
                 },
             )
             .unwrap();
-        store.record_turns(&s.id, &turns).unwrap();
+        store.record_turns(&s.id, turns).unwrap();
         store.finish_session(&s.id).unwrap();
         let episodes = store.session_episodes(&s.id).unwrap();
         let mut seen = HashSet::new();
@@ -164,7 +174,7 @@ fn every_real_tool_call_becomes_one_episode_with_its_exact_result() {
             file.display()
         );
         // Re-recording the same log adds nothing.
-        let again = store.record_turns(&s.id, &turns).unwrap();
+        let again = store.record_turns(&s.id, turns).unwrap();
         assert!(again.iter().all(|r| r.duplicate));
         assert_eq!(store.session_episodes(&s.id).unwrap().len(), episodes.len());
     }
@@ -244,20 +254,11 @@ fn rows_of(db: &Path, session_id: &str, words: &[String]) -> Vec<String> {
 fn a_batch_stores_exactly_what_one_turn_at_a_time_stores() {
     // Batches of 64 turns and more are prepared on a second thread; the rows must not depend on
     // it. Every log is recorded both ways: as one batch, and one `record_turn` at a time.
-    let mut files = Vec::new();
-    jsonl_files(&evaldata().join("claude-code-sessions"), &mut files);
-    files.sort();
     let (dir, store) = temp_store();
     let db = dir.path().join("codeoid.db");
     let ws = Workspace::resolve("/nonexistent/evaldata-project").unwrap();
     let mut batched_turns = 0;
-    for (n, file) in files.iter().enumerate() {
-        let text = std::fs::read_to_string(file).unwrap();
-        let turns: Vec<Turn> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|v| turn_of(&v))
-            .collect();
+    for (n, (file, turns)) in evaldata_logs().iter().enumerate() {
         if turns.len() >= 64 {
             batched_turns += turns.len();
         }
@@ -273,8 +274,8 @@ fn a_batch_stores_exactly_what_one_turn_at_a_time_stores() {
                 .unwrap()
         };
         let (batch, single) = (session("batch"), session("single"));
-        let recorded = store.record_turns(&batch.id, &turns).unwrap();
-        for turn in &turns {
+        let recorded = store.record_turns(&batch.id, turns).unwrap();
+        for turn in turns {
             store.record_turn(&single.id, turn).unwrap();
         }
         let finished = (
