@@ -9,13 +9,18 @@
 //! - Prepared turns are handed over in chunks of [`CHUNK`] turns or [`CHUNK_BYTES`], whichever
 //!   comes first, so the threads wake each other once per chunk, not once per turn (a wake-up
 //!   costs about what preparing a turn does), and the preparing thread runs at most [`DEPTH`]
-//!   chunks ahead: what waits for the writer stays under ~32 MiB whatever the batch holds.
-//! - Prepared rows are freed on the thread that allocated them: the writer hands each chunk
-//!   back once written. Freed on the writer, every free took the preparing thread's malloc arena
-//!   lock, and the two threads spent most of their switches waiting on it (glibc).
+//!   chunks ahead: what waits for the writer is bounded by the channel (about [`DEPTH`] + 2
+//!   chunks alive at once, each about [`CHUNK_BYTES`] of turns and contents, plus the FTS text
+//!   and one turn's overshoot), not by the batch.
+//! - Written rows are freed on the thread that allocated them: the writer hands each chunk back
+//!   once written. Freed on the writer, every free took the preparing thread's malloc arena
+//!   lock, and the two threads spent most of their switches waiting on it (glibc). Chunks still
+//!   queued when a batch fails are freed by the writer; that path is not the fast one.
 //! - A failure on either side stops both: the writer returns the first error (the caller's
-//!   transaction then rolls back) and the preparing thread stops at its next turn. A panic of
-//!   the preparing thread resumes on the caller's thread, as it would have in line.
+//!   transaction then rolls back) and the preparing thread stops once the chunk it is preparing
+//!   is done. A panic of the preparing thread resumes on the caller's thread, as it would have in
+//!   line; a panic of the writer drops its ends of the channels first, so the preparing thread
+//!   ends and the scope can join it.
 //! - Small batches, and any batch when a thread cannot be started, are appended in line: a
 //!   thread costs tens of microseconds, a turn a few.
 

@@ -921,3 +921,56 @@ fn a_batch_that_fails_partway_stores_nothing_and_the_store_goes_on() {
     assert_eq!(store.turns(&s.id, ..).unwrap().len(), 200);
     store.integrity_check().unwrap();
 }
+
+#[test]
+fn a_long_batch_reports_stored_and_repeated_ids_as_duplicates() {
+    // Long enough to be prepared on a second thread: the first 40 turns are already stored and
+    // one id comes twice in the batch; both kinds are duplicates with the earlier turn's seq.
+    let (_dir, store) = temp_store();
+    let ws = workspace("/work/repo");
+    let s = store.create_session(&ws, NewSession::default()).unwrap();
+    let turns: Vec<Turn> = (0..100)
+        .flat_map(|i| {
+            [
+                at(
+                    call(
+                        &format!("c{i}"),
+                        "Read",
+                        json!({"file_path": format!("m{i}.rs")}),
+                    ),
+                    &format!("a{i}"),
+                    2 * i,
+                ),
+                at(
+                    result(&format!("c{i}"), &format!("fn m{i}() {{}}"), false),
+                    &format!("r{i}"),
+                    2 * i + 1,
+                ),
+            ]
+        })
+        .collect();
+    store.record_turns(&s.id, &turns[..40]).unwrap();
+    let mut batch = turns.clone();
+    batch.insert(150, turns[120].clone());
+    let recorded = store.record_turns(&s.id, &batch).unwrap();
+    assert_eq!(recorded.len(), 201);
+    for (i, r) in recorded.iter().enumerate() {
+        let expected_seq = match i {
+            150 => 120,
+            151.. => i as u64 - 1,
+            _ => i as u64,
+        };
+        assert_eq!(r.seq, expected_seq, "turn {i} of the batch");
+        assert_eq!(r.duplicate, i < 40 || i == 150, "turn {i} of the batch");
+        assert_eq!(r.turn_id, batch[i].id.clone().unwrap());
+    }
+    let stored = store.turns(&s.id, ..).unwrap();
+    assert_eq!(stored.len(), 200);
+    assert!(
+        stored
+            .iter()
+            .enumerate()
+            .all(|(i, t)| t.seq == i as u64 && t.turn.id == turns[i].id)
+    );
+    assert_eq!(store.session_episodes(&s.id).unwrap().len(), 100);
+}
