@@ -28,7 +28,7 @@ use super::prepared::{PreparedEpisode, PreparedTurn};
 use super::sessions::{self, LineageKind, Session};
 use super::snapshot::keeps_snapshot;
 use super::{Store, StoreOptions, episodes, to_millis, usage};
-use crate::canonical::{Chunker, Episode, Turn, TurnPosition, truncate_chars};
+use crate::canonical::{Chunker, Turn, TurnPosition, truncate_chars};
 use crate::error::{Error, Result};
 
 /// Longest first intent kept on a session (the rest is in the turns and episodes).
@@ -162,19 +162,17 @@ impl Tip {
             seq: self.seq.saturating_sub(1),
             at,
         };
-        let episodes = self.chunker.finish(&position);
+        let episodes: Vec<PreparedEpisode> = self
+            .chunker
+            .finish(&position)
+            .into_iter()
+            .map(|episode| {
+                self.latest = self.latest.max(episode.created_at);
+                PreparedEpisode::new(episode, session, store.options())
+            })
+            .collect();
         self.after_finish = true;
-        let mut ids = Vec::with_capacity(episodes.len());
-        store_episodes(
-            tx,
-            session,
-            &episodes,
-            self.seq,
-            store,
-            &mut ids,
-            &mut self.latest,
-        )?;
-        Ok(ids)
+        insert_episodes(tx, session, &episodes, self.seq)
     }
 
     /// Writes the tip back to the session row. When the turn count changed, the session was
@@ -222,26 +220,21 @@ pub(crate) fn is_subagent(session: &Session) -> bool {
         .is_some_and(|l| l.kind == LineageKind::Subagent)
 }
 
-/// Persists `episodes` of `session`, emitted by chunker event `origin`; appends the ids actually
-/// inserted and raises `latest` to the newest episode time.
-fn store_episodes(
+/// Persists `episodes` of `session`, emitted by chunker event `origin`; returns the ids
+/// actually inserted.
+fn insert_episodes(
     tx: &Transaction<'_>,
     session: &Session,
-    episodes: &[Episode],
+    episodes: &[PreparedEpisode],
     origin: u64,
-    store: &Store,
-    ids: &mut Vec<String>,
-    latest: &mut DateTime<Utc>,
-) -> Result<()> {
+) -> Result<Vec<String>> {
+    let mut ids = Vec::with_capacity(episodes.len());
     for episode in episodes {
-        if let Some(id) =
-            episodes::insert(tx, session, episode, Some(origin), store.options(), &[])?
-        {
+        if let Some(id) = episodes::insert_prepared(tx, session, episode, Some(origin), &[])? {
             ids.push(id);
         }
-        *latest = (*latest).max(episode.created_at);
     }
-    Ok(())
+    Ok(ids)
 }
 
 /// Writes a turn [`Tip::prepare`] made: the turn row, its usage rows, its episodes (emitted by
@@ -271,18 +264,11 @@ pub(crate) fn write_turn(
     if let Some(turn_usage) = &prepared.usage {
         usage::insert(tx, session_id, prepared.seq, turn_usage, prepared.at)?;
     }
-    let mut episode_ids = Vec::with_capacity(prepared.episodes.len());
-    for episode in &prepared.episodes {
-        if let Some(id) = episodes::insert_prepared(tx, session, episode, Some(prepared.seq), &[])?
-        {
-            episode_ids.push(id);
-        }
-    }
     Ok(Recorded {
         turn_id: prepared.turn_id.clone(),
         seq: prepared.seq,
         duplicate: false,
-        episode_ids,
+        episode_ids: insert_episodes(tx, session, &prepared.episodes, prepared.seq)?,
     })
 }
 

@@ -869,15 +869,9 @@ fn a_call_id_a_session_uses_again_is_recorded_again() {
     assert_eq!(calls, ["Bash(ls)", "Bash(cargo test)"], "{ids:?}");
 }
 
-#[test]
-fn a_batch_that_fails_partway_stores_nothing_and_the_store_goes_on() {
-    // 200 turns are prepared on a second thread while the writer writes; a write that fails
-    // halfway (a trigger refuses turn 120) must stop both sides, roll everything back, and leave
-    // the store usable.
-    let (dir, store) = temp_store();
-    let ws = workspace("/work/repo");
-    let s = store.create_session(&ws, NewSession::default()).unwrap();
-    let turns: Vec<Turn> = (0..100)
+/// `n` exchanges of a `Read` call (`src/m{i}.rs`) and its result: `2 * n` turns with ids.
+fn read_exchanges(n: i64) -> Vec<Turn> {
+    (0..n)
         .flat_map(|i| {
             [
                 at(
@@ -896,7 +890,18 @@ fn a_batch_that_fails_partway_stores_nothing_and_the_store_goes_on() {
                 ),
             ]
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_batch_that_fails_partway_stores_nothing_and_the_store_goes_on() {
+    // 200 turns are prepared on a second thread while the writer writes; a write that fails
+    // halfway (a trigger refuses turn 120) must stop both sides, roll everything back, and leave
+    // the store usable.
+    let (dir, store) = temp_store();
+    let ws = workspace("/work/repo");
+    let s = store.create_session(&ws, NewSession::default()).unwrap();
+    let turns = read_exchanges(100);
     let raw = rusqlite::Connection::open(dir.path().join("codeoid.db")).unwrap();
     raw.execute_batch(
         "CREATE TRIGGER refuse_turn BEFORE INSERT ON turns WHEN NEW.seq = 120
@@ -929,26 +934,7 @@ fn a_long_batch_reports_stored_and_repeated_ids_as_duplicates() {
     let (_dir, store) = temp_store();
     let ws = workspace("/work/repo");
     let s = store.create_session(&ws, NewSession::default()).unwrap();
-    let turns: Vec<Turn> = (0..100)
-        .flat_map(|i| {
-            [
-                at(
-                    call(
-                        &format!("c{i}"),
-                        "Read",
-                        json!({"file_path": format!("m{i}.rs")}),
-                    ),
-                    &format!("a{i}"),
-                    2 * i,
-                ),
-                at(
-                    result(&format!("c{i}"), &format!("fn m{i}() {{}}"), false),
-                    &format!("r{i}"),
-                    2 * i + 1,
-                ),
-            ]
-        })
-        .collect();
+    let turns = read_exchanges(100);
     store.record_turns(&s.id, &turns[..40]).unwrap();
     let mut batch = turns.clone();
     batch.insert(150, turns[120].clone());
