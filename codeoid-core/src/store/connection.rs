@@ -24,9 +24,16 @@ const STATEMENT_CACHE: usize = 64;
 /// to 8 readers, so this bounds their memory at 128 MiB.
 pub(crate) const READER_CACHE_KIB: i64 = -16 * 1024;
 
-/// Page cache of the writer connection, in KiB: FTS merges re-read recent index pages, which
-/// SQLite's 2 MiB default kept evicting.
-pub(crate) const WRITER_CACHE_KIB: i64 = -32 * 1024;
+/// Page cache of the writer connection, in KiB. Small on purpose: a commit after a b-tree
+/// split scans the writer's whole page cache (SQLite's `balance_nonroot` renumbers pages through
+/// the pending-byte page, so the commit's truncate of the cache cannot stop at its end), and at
+/// 32 MiB that scan was the largest single cost of a one-turn write (11% of its samples) on a
+/// machine with an 8 MiB L3. See `docs/benchmarks.md` ("The writer's page cache").
+pub(crate) const WRITER_CACHE_KIB: i64 = -4 * 1024;
+
+/// Page cache of the writer while it writes a long batch (see `pipeline`), in KiB: one commit
+/// for hundreds of episodes, whose FTS merges re-read the index pages the batch just wrote.
+pub(crate) const BATCH_CACHE_KIB: i64 = -32 * 1024;
 
 /// Opens a read-write connection to `path` (created when missing) with the busy timeout and a
 /// page cache of `cache_kib` (negative: KiB) applied.

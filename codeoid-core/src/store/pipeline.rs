@@ -23,12 +23,15 @@
 //!   ends and the scope can join it.
 //! - Small batches, and any batch when a thread cannot be started, are appended in line: a
 //!   thread costs tens of microseconds, a turn a few.
+//! - A long batch runs with the writer's larger batch page cache
+//!   ([`connection::BATCH_CACHE_KIB`]), which is set back to the one-turn size when it ends.
 
 use std::sync::mpsc;
 use std::thread;
 
 use rusqlite::Transaction;
 
+use super::connection;
 use super::prepared::PreparedTurn;
 use super::record::{Recorded, Tip, write_turn};
 use super::sessions::Session;
@@ -107,6 +110,21 @@ impl Tip {
                 .map(|turn| self.append(tx, store, session, turn))
                 .collect();
         }
+        // The cache only changes speed, so failing to resize it changes nothing else.
+        let _ = tx.pragma_update(None, "cache_size", connection::BATCH_CACHE_KIB);
+        let appended = self.append_prepared_ahead(tx, store, session, turns);
+        let _ = tx.pragma_update(None, "cache_size", connection::WRITER_CACHE_KIB);
+        appended
+    }
+
+    /// [`Tip::append_all`] of a long batch: prepared on a second thread, written on this one.
+    fn append_prepared_ahead(
+        &mut self,
+        tx: &Transaction<'_>,
+        store: &Store,
+        session: &Session,
+        turns: &[&Turn],
+    ) -> Result<Vec<Recorded>> {
         let options = store.options();
         // The preparing thread borrows the tip; if it cannot start, the batch runs in line.
         let tip = &mut *self;
@@ -160,5 +178,39 @@ impl Tip {
                 .map(|turn| self.append(tx, store, session, turn))
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{NewSession, Workspace, WorkspaceSource};
+
+    fn writer_cache_kib(store: &Store) -> i64 {
+        store
+            .write("read the cache size", |tx| {
+                tx.query_row("PRAGMA cache_size", [], |r| r.get(0))
+                    .map_err(|e| connection::db_error("read the cache size", e))
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_long_batch_gives_the_writer_its_one_turn_cache_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("codeoid.db")).unwrap();
+        let ws = Workspace::from_parts("", "/w", "/w", WorkspaceSource::Directory);
+        let session = store.create_session(&ws, NewSession::default()).unwrap();
+        assert_eq!(writer_cache_kib(&store), connection::WRITER_CACHE_KIB);
+        let turns: Vec<Turn> = (0..2 * MIN_TURNS)
+            .map(|i| match i % 2 {
+                0 => Turn::user_text(format!("prompt {i}")),
+                _ => Turn::assistant_text(format!("answer {i}")),
+            })
+            .collect();
+        let recorded = store.record_turns(&session.id, &turns).unwrap();
+        assert_eq!(recorded.len(), turns.len());
+        assert_eq!(writer_cache_kib(&store), connection::WRITER_CACHE_KIB);
+        assert_ne!(connection::WRITER_CACHE_KIB, connection::BATCH_CACHE_KIB);
     }
 }
