@@ -212,5 +212,15 @@ mod tests {
         assert_eq!(recorded.len(), turns.len());
         assert_eq!(writer_cache_kib(&store), connection::WRITER_CACHE_KIB);
         assert_ne!(connection::WRITER_CACHE_KIB, connection::BATCH_CACHE_KIB);
+
+        // A batch that fails halfway gives it back too.
+        let raw = rusqlite::Connection::open(dir.path().join("codeoid.db")).unwrap();
+        raw.execute_batch(
+            "CREATE TRIGGER refuse_turn BEFORE INSERT ON turns WHEN NEW.seq = 200
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )
+        .unwrap();
+        assert!(store.record_turns(&session.id, &turns).is_err());
+        assert_eq!(writer_cache_kib(&store), connection::WRITER_CACHE_KIB);
     }
 }
