@@ -10,10 +10,12 @@
 //! Durability: WAL with `synchronous = NORMAL`. A committed write (an acknowledged
 //! [`Store::record_turn`]) survives the process being killed; a power loss may lose the last
 //! transactions but never corrupts the file. WAL checkpoints run on a thread of the store's own,
-//! never inside a commit (see `checkpoint`).
+//! never inside a commit (see `checkpoint`), and FTS5 segment merges mostly on another, while the
+//! writer is idle (see `idle_merge`).
 //!
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
 //! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
+//! `idle_merge` (FTS5 merges between writes),
 //! [`workspace`] (identity), `sessions`, `record` (turns in, the one-transaction write path),
 //! `prepared` (what a turn's rows hold, computed before the write), `pipeline` (a batch prepared
 //! on a second thread), `sync` (replacing a session's changed tail), `snapshot` (the chunker state any turn met),
@@ -37,6 +39,7 @@ mod doc_counts;
 mod episodes;
 mod fork;
 mod fts;
+mod idle_merge;
 mod lexical;
 mod pipeline;
 mod prepared;
@@ -58,7 +61,7 @@ pub mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -138,11 +141,14 @@ impl Default for StoreOptions {
 
 /// The episode store. `Send + Sync`: share it with `Arc` across threads.
 pub struct Store {
-    /// Stopped (and joined) before the connections close: fields drop in declaration order.
-    checkpointer: Option<checkpoint::Checkpointer>,
+    /// Stopped (and joined) first: fields drop in declaration order, and it holds the writer.
+    merger: Option<idle_merge::IdleMerger>,
+    /// Stopped (and joined) before the connections close.
+    checkpointer: Option<Arc<checkpoint::Checkpointer>>,
     path: Option<PathBuf>,
     options: StoreOptions,
-    writer: Mutex<Connection>,
+    /// Shared with the merge thread, which merges FTS segments on it while no write runs.
+    writer: Arc<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -223,15 +229,22 @@ impl Store {
                     .map_err(|e| connection::open_error(path, e))?;
             }
         }
-        let checkpointer = checkpoint::Checkpointer::start(path, options.busy_timeout)?;
+        let checkpointer = Arc::new(checkpoint::Checkpointer::start(path, options.busy_timeout)?);
         checkpointer
             .watch(&mut conn)
             .map_err(|e| connection::open_error(path, e))?;
+        let writer = Arc::new(Mutex::new(conn));
+        let merger = idle_merge::IdleMerger::start(
+            Arc::clone(&writer),
+            Arc::clone(&checkpointer),
+            options.busy_timeout,
+        )?;
         Ok(Store {
+            merger: Some(merger),
             checkpointer: Some(checkpointer),
             path: Some(path.to_path_buf()),
             options,
-            writer: Mutex::new(conn),
+            writer,
             readers: Mutex::new(Vec::new()),
         })
     }
@@ -245,10 +258,11 @@ impl Store {
         let mut conn = connection::open_in_memory(options.busy_timeout)?;
         schema::migrate(&mut conn)?;
         Ok(Store {
+            merger: None,
             checkpointer: None,
             path: None,
             options,
-            writer: Mutex::new(conn),
+            writer: Arc::new(Mutex::new(conn)),
             readers: Mutex::new(Vec::new()),
         })
     }
@@ -302,6 +316,10 @@ impl Store {
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer connection and commits.
     /// `context` describes the operation for error messages.
     fn write<T>(&self, context: &str, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let _write = self
+            .merger
+            .as_ref()
+            .map(idle_merge::IdleMerger::write_begins);
         let mut conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -312,6 +330,9 @@ impl Store {
             checkpointer.after_commit(&conn);
         }
         drop(conn);
+        if let Some(merger) = &self.merger {
+            merger.after_commit();
+        }
         Ok(value)
     }
 

@@ -6,6 +6,7 @@ mod aggregates;
 mod canonical_doc;
 mod faults;
 mod lexical;
+mod merge;
 mod real_logs;
 mod record;
 mod render;
