@@ -4,9 +4,13 @@
 //!   results, an answer) per call; throughput in episodes/s. Target: >= 20,000 episodes/s.
 //! - `store/ingest_batched_capped_{256,1024,4096}`: the same with every tool output and prompt cut
 //!   to at most that many bytes, for how throughput depends on episode size (no target).
-//! - `store/record_turn_single`: one `record_turn` per call into a growing session; besides
-//!   criterion's mean, every call's latency is recorded and p50/p99/max are printed.
-//!   Target: p99 < 1 ms.
+//! - `store/record_turn_single`: one `record_turn` per call into a growing session, back to back;
+//!   besides criterion's mean, every call's latency is recorded and p50/p90/p99/p99.9/max are
+//!   printed. Target: p99 < 1 ms.
+//! - `store/record_turn_paced`: the same with a 5 ms pause before each call (a harness records a
+//!   turn per model response or tool result), into a store that already holds about 30,000
+//!   episodes and whose FTS merges have settled; the store's background work (checkpoints, FTS
+//!   merges) runs in the pauses.
 //! - `store/at_100k/*`: `timeline` first page, a `before` page deep in history, `get_episode`,
 //!   their texts and the first `get_episode` page the tool shows, on a store holding 100,000
 //!   episodes. Target: < 1 ms each.
@@ -340,18 +344,146 @@ fn ingest(c: &mut Criterion, name: &str, calls: &[RealCall], prompts: &[String])
     );
 }
 
+/// One `record_turn` per call into a growing session, back to back: the worst case, where the
+/// store's background work (checkpoints) never finds the writer idle.
 fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(dir.path().join("single.db")).expect("store opens");
-    let s = store
-        .create_session(&workspace(), NewSession::default())
-        .expect("session");
-    let pattern = exchanges(calls, prompts, 0, 2000);
-    let latencies = RefCell::new(Vec::new());
-    let mut next = 0usize;
+    let target = std::cell::OnceCell::new();
+    let target = || {
+        target.get_or_init(|| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let store = Store::open(dir.path().join("single.db")).expect("store opens");
+            let session = store
+                .create_session(&workspace(), NewSession::default())
+                .expect("session")
+                .id;
+            let pattern = exchanges(calls, prompts, 0, 2000);
+            OneTurnTarget {
+                _dir: dir,
+                store,
+                session,
+                pattern,
+            }
+        })
+    };
     let mut group = c.benchmark_group("store");
     group.sample_size(50);
-    group.bench_function("record_turn_single", |b| {
+    one_turn_calls(&mut group, "record_turn_single", target, None);
+    group.finish();
+}
+
+/// Exchanges the paced bench's store holds before it is measured: a month of a busy workspace
+/// is tens of thousands of episodes, and the depth of the FTS index (its merge work) grows with
+/// them.
+fn paced_history() -> usize {
+    if codeoid_benches::benchmarking() {
+        10_000
+    } else {
+        100
+    }
+}
+
+/// What a harness does: one `record_turn` per model response or tool result, with the model's
+/// or the tool's time between them ([`PACE`], far shorter than a real model call), into a store
+/// that already holds a history (about 30,000 episodes).
+fn paced(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
+    let target = std::cell::OnceCell::new();
+    let target = || {
+        target.get_or_init(|| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let store = Store::open(dir.path().join("paced.db")).expect("store opens");
+            let ws = workspace();
+            let history = store
+                .create_session(&ws, NewSession::default())
+                .expect("session");
+            let total = paced_history();
+            for start in (0..total).step_by(500) {
+                let turns = exchanges(calls, prompts, start, 500.min(total - start));
+                store.record_turns(&history.id, &turns).expect("recorded");
+            }
+            let session = store
+                .create_session(&ws, NewSession::default())
+                .expect("session")
+                .id;
+            let pattern = exchanges(calls, prompts, total, 2000);
+            settle(&store);
+            OneTurnTarget {
+                _dir: dir,
+                store,
+                session,
+                pattern,
+            }
+        })
+    };
+    let mut group = c.benchmark_group("store");
+    group.sample_size(10);
+    // Criterion sizes a run by the time the calls report, which leaves the pauses out.
+    group.warm_up_time(Duration::from_millis(100));
+    group.measurement_time(Duration::from_secs(30));
+    one_turn_calls(&mut group, "record_turn_paced", target, Some(PACE));
+    group.finish();
+}
+
+/// Waits until the store's idle FTS merging (which starts after the last write) has stopped
+/// changing the index, so that what is measured next does not share the machine with it: the
+/// number of FTS segments stays the same for half a second.
+fn settle(store: &Store) {
+    let path = store.path().expect("a store file");
+    let conn = rusqlite::Connection::open(path).expect("store opens");
+    let segments = || -> i64 {
+        conn.query_row(
+            "SELECT count(DISTINCT segid) FROM episodes_fts_idx",
+            [],
+            |r| r.get(0),
+        )
+        .expect("segments")
+    };
+    let started = Instant::now();
+    let (mut last, mut since) = (segments(), Instant::now());
+    while since.elapsed() < Duration::from_millis(500) {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = segments();
+        if now != last {
+            (last, since) = (now, Instant::now());
+        }
+    }
+    println!(
+        "store: FTS merges settled at {last} segments in {:.1?}",
+        started.elapsed()
+    );
+}
+
+/// The pause before each call of `store/record_turn_paced`.
+const PACE: Duration = Duration::from_millis(5);
+
+/// A store, a session in it and the turns one-turn calls record into it, in turn.
+struct OneTurnTarget {
+    _dir: tempfile::TempDir,
+    store: Store,
+    session: String,
+    pattern: Vec<Turn>,
+}
+
+/// Measures `record_turn` of the target's turns in turn, one per call (ids made unique across
+/// laps of the pattern), sleeping `pause` before each call; prints the wall and thread-CPU
+/// latency percentiles of every call. The target is built on first use, so filtering the
+/// benchmark out skips its setup.
+fn one_turn_calls<'t>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    target: impl Fn() -> &'t OneTurnTarget,
+    pause: Option<Duration>,
+) {
+    let latencies = RefCell::new(Vec::new());
+    let mut next = 0usize;
+    let mut used = None;
+    group.bench_function(name, |b| {
+        let OneTurnTarget {
+            store,
+            session,
+            pattern,
+            ..
+        } = target();
+        used = Some((store, session));
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
@@ -373,9 +505,12 @@ fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
                     }
                 }
                 next += 1;
+                if let Some(pause) = pause {
+                    std::thread::sleep(pause);
+                }
                 let cpu_before = thread_cpu();
                 let started = Instant::now();
-                let out = store.record_turn(&s.id, &turn).expect("recorded");
+                let out = store.record_turn(session, &turn).expect("recorded");
                 let took = started.elapsed();
                 let cpu = thread_cpu().saturating_sub(cpu_before);
                 total += took;
@@ -386,28 +521,28 @@ fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
             total
         });
     });
-    group.finish();
-    let all = latencies.into_inner();
-    if all.is_empty() {
+    let Some((store, session)) = used else {
         return; // filtered out
-    }
+    };
+    let all = latencies.into_inner();
     let mut wall: Vec<Duration> = all.iter().map(|(w, _)| *w).collect();
     let mut cpu: Vec<Duration> = all.iter().map(|(_, c)| *c).collect();
-    for (name, values) in [("wall", &mut wall), ("thread CPU", &mut cpu)] {
+    for (kind, values) in [("wall", &mut wall), ("thread CPU", &mut cpu)] {
         values.sort();
         let pct = |p: f64| values[((values.len() as f64 - 1.0) * p).round() as usize];
         println!(
-            "store/record_turn_single {name} latency over {} calls: p50 {:.1?}, p90 {:.1?}, p99 \
+            "store/{name} {kind} latency over {} calls: p50 {:.1?}, p90 {:.1?}, p99 {:.1?}, p99.9 \
              {:.1?}, max {:.1?}",
             values.len(),
             pct(0.50),
             pct(0.90),
             pct(0.99),
+            pct(0.999),
             values[values.len() - 1]
         );
     }
     assert_eq!(
-        store.session(&s.id).expect("session").turn_count as usize,
+        store.session(session).expect("session").turn_count as usize,
         all.len()
     );
 }
@@ -464,6 +599,7 @@ fn build_100k(calls: &[RealCall], prompts: &[String]) -> Big {
         "store/at_100k: built {episodes} episodes in {:?}",
         started.elapsed()
     );
+    settle(&store);
     let first = store
         .timeline(ws.id(), &TimelineQuery::default())
         .expect("page")
@@ -624,6 +760,7 @@ fn benches(c: &mut Criterion) {
         ingest_capped(c, &calls, &prompts, max);
     }
     single(c, &calls, &prompts);
+    paced(c, &calls, &prompts);
     at_100k(c, &calls, &prompts);
 }
 
