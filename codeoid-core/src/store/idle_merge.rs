@@ -17,7 +17,8 @@
 //!
 //! Invariants:
 //! - It only ever uses the writer connection, under the writer's mutex, and never waits for it:
-//!   a caller's write waits at most for the one step under way.
+//!   a caller's write waits at most for the one step under way, and no step starts while a
+//!   write is waiting.
 //! - A step never waits for another process's write lock (its busy timeout is zero meanwhile):
 //!   a busy store is left alone until the next idle spell.
 //! - Merging changes how the index is laid out, never what it holds: searches see the same
@@ -34,12 +35,15 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use super::checkpoint::Checkpointer;
 use crate::error::{Error, Result};
 
-/// How long the writer must have been idle before merging starts: shorter than the gaps of a
-/// harness (a model call, a tool run), far longer than the gaps inside an import.
+/// How long the writer must have been idle before merging starts: shorter than any pause of a
+/// harness (a model call, a tool run); writes back to back (a batch, the turns of one log being
+/// imported) never leave that much.
 const IDLE: Duration = Duration::from_millis(1);
 
-/// Pages one merge step writes at most: a caller's write that arrives during a step waits for
-/// about this many pages to be merged (well under a millisecond).
+/// Pages one merge step writes, about: FTS5 ends a step only between terms, so a step on a
+/// level of a large store may run on to finish the doclist of a common word (measured: median
+/// step 58 µs, the longest tens of milliseconds at 30,000 episodes). A write that arrives during
+/// a step waits for it.
 const STEP_PAGES: i64 = 16;
 
 /// Row of the FTS5 structure record in `episodes_fts_data` (`FTS5_STRUCTURE_ROWID`); a step
