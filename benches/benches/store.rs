@@ -345,26 +345,10 @@ fn ingest(c: &mut Criterion, name: &str, calls: &[RealCall], prompts: &[String])
 }
 
 /// One `record_turn` per call into a growing session, back to back: the worst case, where the
-/// store's background work (checkpoints) never finds the writer idle.
+/// store's background work (checkpoints, idle merges) never finds the writer idle.
 fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
     let target = std::cell::OnceCell::new();
-    let target = || {
-        target.get_or_init(|| {
-            let dir = tempfile::tempdir().expect("temp dir");
-            let store = Store::open(dir.path().join("single.db")).expect("store opens");
-            let session = store
-                .create_session(&workspace(), NewSession::default())
-                .expect("session")
-                .id;
-            let pattern = exchanges(calls, prompts, 0, 2000);
-            OneTurnTarget {
-                _dir: dir,
-                store,
-                session,
-                pattern,
-            }
-        })
-    };
+    let target = || target.get_or_init(|| OneTurnTarget::new("single.db", 0, calls, prompts));
     let mut group = c.benchmark_group("store");
     group.sample_size(50);
     one_turn_calls(&mut group, "record_turn_single", target, None);
@@ -387,40 +371,56 @@ fn paced_history() -> usize {
 /// that already holds a history (about 30,000 episodes).
 fn paced(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
     let target = std::cell::OnceCell::new();
-    let target = || {
-        target.get_or_init(|| {
-            let dir = tempfile::tempdir().expect("temp dir");
-            let store = Store::open(dir.path().join("paced.db")).expect("store opens");
-            let ws = workspace();
-            let history = store
-                .create_session(&ws, NewSession::default())
-                .expect("session");
-            let total = paced_history();
-            for start in (0..total).step_by(500) {
-                let turns = exchanges(calls, prompts, start, 500.min(total - start));
-                store.record_turns(&history.id, &turns).expect("recorded");
-            }
-            let session = store
-                .create_session(&ws, NewSession::default())
-                .expect("session")
-                .id;
-            let pattern = exchanges(calls, prompts, total, 2000);
-            settle(&store);
-            OneTurnTarget {
-                _dir: dir,
-                store,
-                session,
-                pattern,
-            }
-        })
-    };
+    let target =
+        || target.get_or_init(|| OneTurnTarget::new("paced.db", paced_history(), calls, prompts));
     let mut group = c.benchmark_group("store");
     group.sample_size(10);
-    // Criterion sizes a run by the time the calls report, which leaves the pauses out.
+    // Criterion sizes a run by wall time, pauses included: 30 s are about 5,000 calls.
     group.warm_up_time(Duration::from_millis(100));
     group.measurement_time(Duration::from_secs(30));
     one_turn_calls(&mut group, "record_turn_paced", target, Some(PACE));
     group.finish();
+}
+
+/// The pause before each call of `store/record_turn_paced`.
+const PACE: Duration = Duration::from_millis(5);
+
+/// A store, a session in it and the turns one-turn calls record into it, in turn.
+struct OneTurnTarget {
+    _dir: tempfile::TempDir,
+    store: Store,
+    session: String,
+    pattern: Vec<Turn>,
+}
+
+impl OneTurnTarget {
+    /// A store file named `file` in a fresh directory, holding `history` exchanges recorded in
+    /// batches in a session of their own (its idle merges settled), and an empty session.
+    fn new(file: &str, history: usize, calls: &[RealCall], prompts: &[String]) -> OneTurnTarget {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path().join(file)).expect("store opens");
+        let ws = workspace();
+        if history > 0 {
+            let earlier = store
+                .create_session(&ws, NewSession::default())
+                .expect("session");
+            for start in (0..history).step_by(500) {
+                let turns = exchanges(calls, prompts, start, 500.min(history - start));
+                store.record_turns(&earlier.id, &turns).expect("recorded");
+            }
+            settle(&store);
+        }
+        let session = store
+            .create_session(&ws, NewSession::default())
+            .expect("session")
+            .id;
+        OneTurnTarget {
+            pattern: exchanges(calls, prompts, history, 2000),
+            _dir: dir,
+            store,
+            session,
+        }
+    }
 }
 
 /// Waits until the store's idle FTS merging (which starts after the last write) has stopped
@@ -450,17 +450,6 @@ fn settle(store: &Store) {
         "store: FTS merges settled at {last} segments in {:.1?}",
         started.elapsed()
     );
-}
-
-/// The pause before each call of `store/record_turn_paced`.
-const PACE: Duration = Duration::from_millis(5);
-
-/// A store, a session in it and the turns one-turn calls record into it, in turn.
-struct OneTurnTarget {
-    _dir: tempfile::TempDir,
-    store: Store,
-    session: String,
-    pattern: Vec<Turn>,
 }
 
 /// Measures `record_turn` of the target's turns in turn, one per call (ids made unique across
