@@ -424,30 +424,37 @@ impl OneTurnTarget {
 }
 
 /// Waits until the store's idle FTS merging (which starts after the last write) has stopped
-/// changing the index, so that what is measured next does not share the machine with it: the
-/// number of FTS segments stays the same for half a second.
+/// changing the index, so that what is measured next does not share the machine with it: FTS5's
+/// structure record, which every merge step rewrites, stays the same for half a second.
 fn settle(store: &Store) {
     let path = store.path().expect("a store file");
     let conn = rusqlite::Connection::open(path).expect("store opens");
-    let segments = || -> i64 {
+    let structure = || -> Vec<u8> {
         conn.query_row(
-            "SELECT count(DISTINCT segid) FROM episodes_fts_idx",
+            "SELECT block FROM episodes_fts_data WHERE id = 10",
             [],
             |r| r.get(0),
         )
-        .expect("segments")
+        .expect("the FTS structure record")
     };
     let started = Instant::now();
-    let (mut last, mut since) = (segments(), Instant::now());
+    let (mut last, mut since) = (structure(), Instant::now());
     while since.elapsed() < Duration::from_millis(500) {
         std::thread::sleep(Duration::from_millis(50));
-        let now = segments();
+        let now = structure();
         if now != last {
             (last, since) = (now, Instant::now());
         }
     }
+    let segments: i64 = conn
+        .query_row(
+            "SELECT count(DISTINCT segid) FROM episodes_fts_idx",
+            [],
+            |r| r.get(0),
+        )
+        .expect("segments");
     println!(
-        "store: FTS merges settled at {last} segments in {:.1?}",
+        "store: FTS merges settled at {segments} segments in {:.1?}",
         started.elapsed()
     );
 }
