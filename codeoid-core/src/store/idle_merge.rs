@@ -153,10 +153,10 @@ fn run(
 ) {
     let mut state = shared.lock();
     loop {
-        let Some(last) = state.last_commit.filter(|_| !state.stop) else {
-            if state.stop {
-                return;
-            }
+        if state.stop {
+            return;
+        }
+        let Some(last) = state.last_commit else {
             state = shared
                 .wake
                 .wait(state)
@@ -214,7 +214,7 @@ fn merge_while_idle(
 /// # Errors
 /// A database error when the step fails (it is rolled back); `Busy` when another process holds
 /// the write lock.
-pub(crate) fn merge_step(conn: &Connection, busy_timeout: Duration) -> rusqlite::Result<bool> {
+fn merge_step(conn: &Connection, busy_timeout: Duration) -> rusqlite::Result<bool> {
     conn.busy_timeout(Duration::ZERO)?;
     let merged = (|| {
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;

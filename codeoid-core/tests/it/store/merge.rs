@@ -22,8 +22,9 @@ fn segments_left_by_one_turn_commits_are_merged_once_the_writer_is_idle() {
     let path = store.path().unwrap().to_path_buf();
     let ws = workspace("/w");
     let s = session(&store, &ws, "s", 0);
-    // Thirty commits of one episode each, a segment each. FTS5 alone merges level 0 only once
-    // it holds 16 segments (or in 64-leaf quanta), which leaves 15 here.
+    // Thirty commits; each but the first closes the previous prompt's episode, a segment each.
+    // FTS5 alone merges level 0 only once it holds 16 segments (or in 64-leaf quanta), which
+    // leaves 14 here.
     for i in 0..30 {
         store
             .record_turn(
