@@ -51,7 +51,13 @@ fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// Writes the ledger rows of turn `seq`.
+/// Writes the ledger rows of turn `seq`, a turn just inserted: its rows cannot exist yet (the
+/// turn's own row is unique, and replacing a tail deletes the tail's rows first).
+///
+/// A plain `INSERT` on purpose. `INSERT OR REPLACE` into this table, whose rows reference a
+/// session, needs a statement journal, so SQLite opens a savepoint for it, and FTS5 writes its
+/// pending terms out as a new segment at every savepoint: with usage on every assistant turn,
+/// a batch of real turns wrote a segment (and merges) per turn instead of one per transaction.
 pub(crate) fn insert(
     tx: &Transaction<'_>,
     session_id: &str,
@@ -61,7 +67,7 @@ pub(crate) fn insert(
 ) -> Result<()> {
     let mut stmt = tx
         .prepare_cached(
-            "INSERT OR REPLACE INTO usage_calls (session_id, turn_seq, call_index, is_primary,
+            "INSERT INTO usage_calls (session_id, turn_seq, call_index, is_primary,
                  input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, model,
                  request_id, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",

@@ -166,6 +166,40 @@ fn the_spotter_folder_imports_into_a_real_store() {
 }
 
 #[test]
+fn a_real_session_recorded_in_one_batch_writes_its_index_once() {
+    // Real turns bring every kind of row: usage on each assistant turn, paths, sidechains,
+    // thinking. FTS5 writes its pending terms out at every savepoint, and a statement that
+    // needs a statement journal opens one: none of the write path's statements may, or each
+    // turn costs a segment of its own and merges follow on the write path.
+    let read = import::read_path(&spotter()).unwrap();
+    let longest = read.sessions.iter().max_by_key(|s| s.turns.len()).unwrap();
+    assert!(longest.turns.len() > 200);
+    assert!(longest.turns.iter().filter(|t| t.usage.is_some()).count() > 100);
+    let dir = tempfile::tempdir().unwrap();
+    let (db, store) = open(dir.path());
+    let ws = codeoid_core::store::Workspace::from_parts(
+        "",
+        "/repo",
+        "/repo",
+        WorkspaceSource::Directory,
+    );
+    let session = store
+        .create_session(&ws, codeoid_core::store::NewSession::default())
+        .unwrap();
+    let recorded = store.record_turns(&session.id, &longest.turns).unwrap();
+    assert!(recorded.iter().map(|r| r.episode_ids.len()).sum::<usize>() > 100);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let segments: i64 = conn
+        .query_row(
+            "SELECT count(DISTINCT segid) FROM episodes_fts_idx",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(segments, 1, "one transaction, one segment");
+}
+
+#[test]
 fn importing_again_adds_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (db, store) = open(dir.path());

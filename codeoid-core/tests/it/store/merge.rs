@@ -51,3 +51,44 @@ fn segments_left_by_one_turn_commits_are_merged_once_the_writer_is_idle() {
         .unwrap();
     store.integrity_check().unwrap();
 }
+
+#[test]
+fn a_batch_of_turns_with_usage_writes_its_index_once_at_commit() {
+    use codeoid_core::canonical::{CallUsage, Usage};
+    let (_dir, store) = temp_store();
+    let path = store.path().unwrap().to_path_buf();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    // Every assistant turn of a real log carries usage. A statement that needs a statement
+    // journal (`INSERT OR REPLACE` into a table with a foreign key did) makes SQLite open a
+    // savepoint, and FTS5 writes its pending terms out as a segment at every savepoint: a
+    // segment per turn, and merges on the write path, where one per transaction is enough.
+    let mut turns = vec![Turn::user_text("index the parser")];
+    for i in 0..6 {
+        let mut asked = super::call(
+            &format!("c{i}"),
+            "Bash",
+            serde_json::json!({"command": "ls"}),
+        );
+        asked.usage = Some(Usage {
+            calls: vec![CallUsage {
+                input_tokens: 100 + i,
+                output_tokens: 10,
+                ..CallUsage::default()
+            }],
+        });
+        turns.push(asked);
+        turns.push(super::result(
+            &format!("c{i}"),
+            &format!("parser{i}.rs"),
+            false,
+        ));
+    }
+    store.record_turns(&s.id, &turns).unwrap();
+    assert_eq!(segments(&path), 1, "one segment for one transaction");
+    assert_eq!(store.usage(&s.id, ..).unwrap().len(), 6);
+    let hits = store
+        .lexical_search(ws.id(), "parser3", &Default::default(), 10)
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+}
