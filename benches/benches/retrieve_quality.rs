@@ -67,8 +67,8 @@ use codeoid_core::store::{
 /// turns are context episodes, tool calls anchored on their turn; v4: task notifications are
 /// context too, and a long path's summary keeps its end; v5: tool calls indexed by their words,
 /// JSON escapes decoded and line-number gutters left out; v6: shell commands that show a file are
-/// reads of it, and memory-tool calls name no path).
-const STORE_VERSION: &str = "v6";
+/// reads of it, and memory-tool calls name no path; v7: a repeated intent indexed by its head).
+const STORE_VERSION: &str = "v7";
 /// Hits asked for; MRR counts 0 beyond.
 const DEPTH: usize = 10;
 /// Longest query kept (characters); a pasted log is cut.

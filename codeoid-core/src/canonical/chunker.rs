@@ -121,6 +121,11 @@ struct PendingCall {
     intent: Option<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     reasoning: String,
+    /// An earlier call of this exchange already carries `intent` (see
+    /// [`Episode::repeats_intent`]). Absent from states saved before it was kept: those calls
+    /// count as first, and are indexed whole.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    repeats_intent: bool,
     at: DateTime<Utc>,
     seq: u64,
 }
@@ -208,6 +213,13 @@ impl Lane {
         self.is_idle() && self.intent.is_none()
     }
 
+    /// Whether a call made now repeats an intent an earlier call already carries: the prompt
+    /// it came from was consumed, and only a call consumes a prompt without closing the
+    /// exchange.
+    fn intent_repeats(&self) -> bool {
+        self.intent.is_some() && self.prompt.is_none()
+    }
+
     fn push_assistant(
         &mut self,
         turn: &Turn,
@@ -226,6 +238,7 @@ impl Lane {
                         // A repeated call id (a log line written twice) is the same call.
                         continue;
                     }
+                    let repeats_intent = self.intent_repeats();
                     // A call answers the pending prompt; the prompt lives on as the intent.
                     self.prompt = None;
                     let reasoning = self.text.take().map(|b| b.text).unwrap_or_default();
@@ -236,6 +249,7 @@ impl Lane {
                         input: call.input.clone(),
                         intent: self.intent.clone(),
                         reasoning,
+                        repeats_intent,
                         at: pos.at,
                         seq: pos.seq,
                     });
@@ -294,6 +308,7 @@ impl Lane {
                 paths: Vec::new(),
                 created_at: pos.at,
                 turn_seq: pos.seq,
+                repeats_intent: false,
             });
             return;
         }
@@ -362,6 +377,7 @@ impl Lane {
                     input: Value::Null,
                     intent: self.intent.clone(),
                     reasoning: String::new(),
+                    repeats_intent: self.intent_repeats(),
                     at: pos.at,
                     seq: pos.seq,
                 };
@@ -409,6 +425,7 @@ impl Lane {
                     paths: Vec::new(),
                     created_at: at,
                     turn_seq: seq,
+                    repeats_intent: false,
                 });
             }
             (None, Some(answer)) => out.push(Episode {
@@ -422,6 +439,7 @@ impl Lane {
                 paths: Vec::new(),
                 created_at: answer.at,
                 turn_seq: answer.seq,
+                repeats_intent: false,
             }),
             (None, None) => {}
         }
@@ -471,6 +489,7 @@ fn call_episode(
         paths: tool_paths(&call.name, &call.input),
         created_at: at,
         turn_seq: seq,
+        repeats_intent: call.repeats_intent && call.intent.is_some(),
     }
 }
 
@@ -496,6 +515,7 @@ fn error_episode(message: &str, pos: &TurnPosition<'_>, index: usize) -> Episode
         paths: Vec::new(),
         created_at: pos.at,
         turn_seq: pos.seq,
+        repeats_intent: false,
     }
 }
 

@@ -571,3 +571,86 @@ fn a_rotation_seed_is_never_a_prompt() {
         out[0].content
     );
 }
+
+#[test]
+fn only_the_calls_after_an_exchanges_first_repeat_its_intent() {
+    let mut feed = Feed::new();
+    // Before any prompt there is no intent to repeat.
+    feed.push(assistant(vec![call("w", "Bash", json!({"command": "ls"}))]));
+    let out = feed.push(user(vec![result("w", "a.rs", false)]));
+    assert!(!out[0].repeats_intent);
+    // A result nobody asked for, while the prompt still waits: no call has carried it yet.
+    feed.push(Turn::user_text("rename foo to bar"));
+    let out = feed.push(user(vec![result("ghost1", "stray", false)]));
+    assert!(!out[0].repeats_intent);
+    feed.push(assistant(vec![
+        text("First search."),
+        call("a", "Grep", json!({"pattern": "foo"})),
+        call("b", "Edit", json!({"file_path": "src/x.rs"})),
+    ]));
+    // The flag survives the saved state between turns, and a call in a later turn repeats too.
+    assert!(
+        feed.state.contains("\"repeats_intent\":true"),
+        "{}",
+        feed.state
+    );
+    feed.push(assistant(vec![call(
+        "c",
+        "Bash",
+        json!({"command": "cargo check"}),
+    )]));
+    let out = feed.push(user(vec![
+        result("b", "edited", false),
+        result("a", "src/x.rs:1: foo", false),
+        result("ghost2", "stray", false),
+    ]));
+    let flags: Vec<_> = out
+        .iter()
+        .map(|e| (e.summary.as_str(), e.repeats_intent))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("Edit(src/x.rs)", true),
+            ("Grep(foo)", false),
+            ("tool result for ghost2", true)
+        ]
+    );
+    // A new prompt starts a new exchange: its first call carries the intent first again, and
+    // the call still pending is cancelled with its own flag.
+    let out = feed.push(Turn::user_text("now the tests"));
+    assert_eq!(
+        (out[0].summary.as_str(), out[0].repeats_intent),
+        ("Bash(cargo check)", true)
+    );
+    feed.push(assistant(vec![call(
+        "d",
+        "Bash",
+        json!({"command": "cargo test"}),
+    )]));
+    let out = feed.push(user(vec![result("d", "ok", false)]));
+    assert!(!out[0].repeats_intent);
+    // Every other kind of episode is never flagged.
+    feed.push(Turn::assistant_text("All green."));
+    let out = feed.finish();
+    assert_eq!(out[0].kind, EpisodeKind::AssistantTurn);
+    assert!(!out[0].repeats_intent);
+}
+
+#[test]
+fn a_call_pending_in_a_state_saved_before_the_repeat_flag_counts_as_first() {
+    let mut feed = Feed::new();
+    feed.push(Turn::user_text("list files"));
+    feed.push(assistant(vec![
+        call("c1", "Bash", json!({"command": "ls"})),
+        call("c2", "Bash", json!({"command": "ls -a"})),
+    ]));
+    assert!(
+        feed.state.contains(",\"repeats_intent\":true"),
+        "{}",
+        feed.state
+    );
+    feed.state = feed.state.replace(",\"repeats_intent\":true", "");
+    let out = feed.push(user(vec![result("c2", "a.rs", false)]));
+    assert!(!out[0].repeats_intent, "indexed whole, as before the flag");
+}

@@ -217,6 +217,11 @@ pub struct Episode {
     pub created_at: DateTime<Utc>,
     /// Sequence number, within its session, of the turn that completed the episode.
     pub turn_seq: u64,
+    /// A `tool_call` whose `# User intent` an earlier call of the same exchange already carries:
+    /// the prompt is stored on every call (DESIGN §1), but the FTS index holds it whole only on
+    /// the first and only its head on the repeats (see `store::search_text`). `false` for every
+    /// other episode.
+    pub repeats_intent: bool,
 }
 
 /// The deterministic id of the episode that `anchor` produced in `session_id`: its session's

@@ -478,6 +478,7 @@ mod tests {
                 .collect(),
             created_at: Utc::now(),
             turn_seq: n,
+            repeats_intent: false,
         };
         store
             .write("test", |tx| {

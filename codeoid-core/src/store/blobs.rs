@@ -192,6 +192,7 @@ impl Store {
                 paths: Vec::new(),
                 created_at: at,
                 turn_seq: session.turn_count,
+                repeats_intent: false,
             };
             let blobs = [
                 ("stdout", stdout_id.as_str()),

@@ -132,6 +132,7 @@ fn fork_episode(fork: &Session, parent: &Session, at: u64, at_time: DateTime<Utc
         paths: Vec::new(),
         created_at: at_time,
         turn_seq: at,
+        repeats_intent: false,
     }
 }
 

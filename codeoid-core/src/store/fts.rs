@@ -47,8 +47,14 @@ pub(crate) struct FtsRow {
 
 impl FtsRow {
     /// The row of an episode with `summary` and stored `content`; `tool_name` is the tool of a
-    /// `tool_call` episode, whose content is indexed as [`search_text::tool_call_text`] reads it.
-    pub(crate) fn of(summary: &str, content: &str, tool_name: Option<&str>) -> FtsRow {
+    /// `tool_call` episode, whose content is indexed as [`search_text::indexed_text`] reads it
+    /// (`repeats_intent`: the call's intent is indexed whole on an earlier call).
+    pub(crate) fn of(
+        summary: &str,
+        content: &str,
+        tool_name: Option<&str>,
+        repeats_intent: bool,
+    ) -> FtsRow {
         fn rewritten(text: Cow<'_, str>) -> Option<String> {
             if let Cow::Owned(indexed) = index_text(&text) {
                 return Some(indexed);
@@ -60,7 +66,11 @@ impl FtsRow {
         }
         FtsRow {
             summary: rewritten(Cow::Borrowed(summary)),
-            content: rewritten(search_text::tool_call_text(content, tool_name)),
+            content: rewritten(search_text::indexed_text(
+                content,
+                tool_name,
+                repeats_intent,
+            )),
             tool_name: rewritten(Cow::Borrowed(tool_name.unwrap_or(""))),
         }
     }

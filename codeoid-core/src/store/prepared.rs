@@ -104,7 +104,12 @@ impl PreparedEpisode {
             .as_ref()
             .map_or(episode.content.as_str(), |c| &c.excerpt);
         let token_estimate = token_estimate(stored);
-        let fts = FtsRow::of(&episode.summary, stored, episode.tool_name.as_deref());
+        let fts = FtsRow::of(
+            &episode.summary,
+            stored,
+            episode.tool_name.as_deref(),
+            episode.repeats_intent,
+        );
         let paths = episode
             .paths
             .iter()

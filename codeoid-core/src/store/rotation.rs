@@ -305,6 +305,7 @@ pub(crate) fn rotate_in(
         paths: Vec::new(),
         created_at: at,
         turn_seq: session.turn_count.saturating_sub(1),
+        repeats_intent: false,
     };
     let inserted = episodes::insert(tx, &session, &episode, None, store.options(), &[])?;
     Ok(Rotation {

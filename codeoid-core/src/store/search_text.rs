@@ -13,11 +13,75 @@
 //!   all indexed words, matched any query with a number in it, and said nothing about the file.
 //!   A line's leading `digits→` is left out.
 //!
+//! One part is repeated, and indexing every copy costs more than it finds:
+//! - **A repeated intent.** Every call of an exchange carries its prompt as `# User intent`, and
+//!   a pasted log or spec of 15 KB was tokenized again for each call, on the write path of every
+//!   result however small. The FTS row of a call that repeats the intent (flagged by the chunker,
+//!   [`crate::canonical::Episode::repeats_intent`]) holds its first
+//!   [`REPEATED_INTENT_INDEXED_CHARS`] characters; the exchange's first call holds all of it.
+//!   Left out entirely, the repeats took what a prompt's words are for (finding every call made
+//!   for it) from `retrieve_quality`'s re-read queries; a query keeps a prompt's first 32 terms,
+//!   which its head holds.
+//!
 //! Nothing here changes what is stored: the episode keeps its exact bytes; only the FTS row is
 //! derived from this text. Every other kind of episode, and any content that does not follow the
 //! layout (an excerpt of a capped one included), is indexed as it is, or as far as it follows it.
 
 use std::borrow::Cow;
+
+/// Characters of a repeated `# User intent` that the FTS row of a call holds.
+pub(crate) const REPEATED_INTENT_INDEXED_CHARS: usize = 1_000;
+
+/// The header the chunker starts a call's intent with.
+const INTENT_HEADER: &str = "# User intent\n";
+
+/// The text the FTS row of an episode holds: [`tool_call_text`] of its content, with the intent
+/// of a call that `repeats_intent` cut to its first [`REPEATED_INTENT_INDEXED_CHARS`]
+/// characters. Borrowed when nothing in it needs rewriting.
+pub(crate) fn indexed_text<'a>(
+    content: &'a str,
+    tool_name: Option<&str>,
+    repeats_intent: bool,
+) -> Cow<'a, str> {
+    let cut = tool_name
+        .filter(|_| repeats_intent)
+        .and_then(|name| repeated_intent_cut(content, name));
+    let Some(cut) = cut else {
+        return tool_call_text(content, tool_name);
+    };
+    let mut shortened = String::with_capacity(content.len() - cut.len());
+    shortened.push_str(&content[..cut.start]);
+    shortened.push_str(&content[cut.end..]);
+    let rewritten = match tool_call_text(&shortened, tool_name) {
+        Cow::Owned(text) => Some(text),
+        Cow::Borrowed(_) => None,
+    };
+    Cow::Owned(rewritten.unwrap_or(shortened))
+}
+
+/// The bytes of `content` (a call of tool `name`) to leave out of the index: its intent past
+/// the first [`REPEATED_INTENT_INDEXED_CHARS`] characters, cut back to the end of a word.
+/// `None` when the intent is shorter, or the content does not start with one.
+fn repeated_intent_cut(content: &str, name: &str) -> Option<std::ops::Range<usize>> {
+    let intent = content.strip_prefix(INTENT_HEADER)?;
+    // The intent ends where the chunker's next section starts. An intent quoting one of those
+    // headers seems to end there, which only leaves more of it in the index.
+    let tool_header = format!("\n\n# Tool: {name}\n\n## Input\n");
+    let end = ["\n\n# Reasoning\n", tool_header.as_str()]
+        .iter()
+        .filter_map(|header| intent.find(header))
+        .min()?;
+    let (mut keep, _) = intent[..end]
+        .char_indices()
+        .nth(REPEATED_INTENT_INDEXED_CHARS)?;
+    if intent[keep..].starts_with(char::is_alphanumeric) {
+        // Mid-word: a fragment of a word would be indexed as a word of its own.
+        keep = intent[..keep]
+            .rfind(|c: char| !c.is_alphanumeric())
+            .unwrap_or(keep);
+    }
+    Some(INTENT_HEADER.len() + keep..INTENT_HEADER.len() + end)
+}
 
 /// The text of `content` to index, for an episode of tool `tool_name` (`None`: not a tool call,
 /// indexed as it is). Borrowed when nothing in it needs rewriting.
@@ -334,5 +398,92 @@ mod tests {
         );
         assert_eq!(json_value_end(b"42\n\nrest", 0), 2);
         assert_eq!(json_value_end(b"\"s\\\"\"tail", 0), 5);
+    }
+
+    /// A call of `name` whose intent is `intent`, with reasoning and an escaped input.
+    fn call_with_intent(intent: &str, name: &str) -> String {
+        format!(
+            "# User intent\n{intent}\n\n# Reasoning\nchecking\n\n# Tool: {name}\n\n## Input\n\
+             {{\n  \"command\": \"a\\nb\"\n}}\n\n## Result\nok"
+        )
+    }
+
+    #[test]
+    fn a_repeated_intent_keeps_its_head_to_the_end_of_a_word() {
+        let intent = format!("{} tail words here", "alpha betas ".repeat(200));
+        let content = call_with_intent(&intent, "Bash");
+        let whole = indexed_text(&content, Some("Bash"), false);
+        assert_eq!(whole, tool_call_text(&content, Some("Bash")));
+        assert!(whole.contains("tail words here"));
+        let cut = indexed_text(&content, Some("Bash"), true);
+        // 1,000 characters of "alpha betas " end inside a word: it goes, and the space before it.
+        let head = "alpha betas ".repeat(200);
+        let kept = &head[..head[..REPEATED_INTENT_INDEXED_CHARS].rfind(' ').unwrap()];
+        assert_eq!(
+            cut,
+            format!(
+                "# User intent\n{kept}\n\n# Reasoning\nchecking\n\n# Tool: Bash\n\n## Input\n\
+                 {{\n  \"command\": \"a b\"\n}}\n\n## Result\nok"
+            )
+        );
+    }
+
+    #[test]
+    fn a_short_or_absent_intent_is_left_as_it_is() {
+        let short = call_with_intent(&"x".repeat(REPEATED_INTENT_INDEXED_CHARS), "Bash");
+        assert_eq!(
+            indexed_text(&short, Some("Bash"), true),
+            tool_call_text(&short, Some("Bash"))
+        );
+        let orphan = format!(
+            "# Tool: T\n\n## Input\nnull\n\n## Result\n{}",
+            "y ".repeat(900)
+        );
+        assert!(matches!(
+            indexed_text(&orphan, Some("T"), true),
+            Cow::Borrowed(_)
+        ));
+        let long = "word ".repeat(400);
+        assert!(matches!(indexed_text(&long, None, true), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn an_intent_quoting_a_section_header_is_cut_no_further_than_the_quote() {
+        let intent = format!(
+            "{}\n\n# Tool: Bash\n\n## Input\nquoted {}",
+            "a ".repeat(10),
+            "b ".repeat(900)
+        );
+        let content = call_with_intent(&intent, "Bash");
+        let cut = indexed_text(&content, Some("Bash"), true);
+        assert_eq!(
+            cut,
+            tool_call_text(&content, Some("Bash")),
+            "shorter than the cap"
+        );
+        let intent = format!(
+            "{}\n\n# Reasoning\nquoted {}",
+            "a ".repeat(900),
+            "b ".repeat(900)
+        );
+        let content = call_with_intent(&intent, "Bash");
+        let cut = indexed_text(&content, Some("Bash"), true);
+        assert!(
+            cut.contains("quoted b b"),
+            "what follows the quote stays: {cut}"
+        );
+        assert!(!cut.contains(&"a ".repeat(600)));
+    }
+
+    #[test]
+    fn characters_outside_ascii_are_cut_on_their_boundaries() {
+        let intent = "é".repeat(3 * REPEATED_INTENT_INDEXED_CHARS);
+        let content = call_with_intent(&intent, "Bash");
+        let cut = indexed_text(&content, Some("Bash"), true);
+        let expected = "é".repeat(REPEATED_INTENT_INDEXED_CHARS);
+        assert!(
+            cut.starts_with(&format!("# User intent\n{expected}\n\n# Reasoning")),
+            "{cut}"
+        );
     }
 }

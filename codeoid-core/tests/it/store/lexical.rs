@@ -128,6 +128,48 @@ fn a_written_file_is_searched_by_its_words_and_a_read_by_its_text_not_its_gutter
 }
 
 #[test]
+fn a_long_prompt_is_indexed_whole_on_its_first_call_and_by_its_head_on_the_others() {
+    let (_dir, store) = temp_store();
+    let ws = workspace("/repo");
+    let s = session(&store, &ws, "s", 0);
+    // A pasted log: a head naming the task, 1,000+ characters of filler, a rare word at the end.
+    let filler = "the build log line goes on and on ".repeat(40);
+    let prompt = format!("deploy the frobnicator service\n{filler}\nzanzibarquux at the end");
+    let turns = [
+        at(Turn::user_text(prompt.clone()), "u", 0),
+        at(call("first", "Bash", json!({"command": "make"})), "a1", 1),
+        at(result("first", "built", false), "r1", 1),
+        at(
+            call("second", "Bash", json!({"command": "make deploy"})),
+            "a2",
+            2,
+        ),
+        at(result("second", "deployed", false), "r2", 2),
+    ];
+    store.record_turns(&s.id, &turns).unwrap();
+    let none = LexicalFilters::default();
+    let mut head = hit_calls(&store, ws.id(), "frobnicator", &none);
+    head.sort();
+    assert_eq!(
+        head,
+        ["first", "second"],
+        "the head of the prompt finds every call"
+    );
+    assert_eq!(hit_calls(&store, ws.id(), "zanzibarquux", &none), ["first"]);
+    // Only the index is cut: the second call's episode keeps the whole prompt.
+    let second = store
+        .lexical_search(ws.id(), "deployed", &none, 1)
+        .unwrap()
+        .remove(0);
+    let stored = store.episode(ws.id(), &second.header.id).unwrap();
+    assert!(
+        stored
+            .content
+            .starts_with(&format!("# User intent\n{prompt}\n\n# Tool: Bash"))
+    );
+}
+
+#[test]
 fn filters_apply_before_the_cut() {
     let (_dir, store) = temp_store();
     let ws = workspace("/repo");
