@@ -344,6 +344,77 @@ fn ingest(c: &mut Criterion, name: &str, calls: &[RealCall], prompts: &[String])
     );
 }
 
+/// Batched ingest of the real Claude Code sessions as they are (every log of evaldata,
+/// subagents included, read by the importer): one `record_turns` per session, then
+/// `finish_session`, each copy under fresh session ids. Real exchanges, with their own prompts,
+/// calls per prompt, thinking and usage in the turns, against `ingest_batched`'s synthetic
+/// exchanges of real calls.
+fn ingest_real_sessions(c: &mut Criterion) {
+    let sessions = codeoid_benches::real_sessions::claude_sessions();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(dir.path().join("ingest_real.db")).expect("store opens");
+    let turns: usize = sessions.iter().map(|s| s.turns.len()).sum();
+    let first = codeoid_benches::real_sessions::record_copy(&store, &sessions, 0);
+    let per_copy: usize = first
+        .iter()
+        .map(|id| store.session_episodes(id).expect("episodes").len())
+        .sum();
+    assert!(per_copy > 800, "the real sessions make {per_copy} episodes");
+    let mut group = c.benchmark_group("store");
+    group.throughput(Throughput::Elements(per_copy as u64));
+    group.sample_size(10);
+    let tally = RefCell::new(Tally::default());
+    let copy = std::cell::Cell::new(1);
+    group.bench_function("ingest_real_sessions", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let (cpu0, wait0, own0) = cpu_and_wait();
+                let started = Instant::now();
+                let ids = codeoid_benches::real_sessions::record_copy(
+                    &store,
+                    black_box(&sessions),
+                    copy.get(),
+                );
+                let took = started.elapsed();
+                let (cpu1, wait1, own1) = cpu_and_wait();
+                copy.set(copy.get() + 1);
+                total += took;
+                assert_eq!(ids.len(), sessions.len());
+                let mut t = tally.borrow_mut();
+                t.items += per_copy as u64;
+                t.wall += took;
+                t.cpu += cpu1.saturating_sub(cpu0);
+                t.wait += wait1.saturating_sub(wait0);
+                t.caller_cpu += own1.saturating_sub(own0);
+            }
+            total
+        });
+    });
+    group.finish();
+    let tally = tally.into_inner();
+    tally.report("store/ingest_real_sessions", "episodes");
+    if tally.items > 0 {
+        let bytes: usize = first
+            .iter()
+            .flat_map(|id| store.session_episodes(id).expect("episodes"))
+            .map(|h| {
+                store
+                    .episode(&h.workspace_id, &h.id)
+                    .expect("episode")
+                    .content
+                    .len()
+            })
+            .sum();
+        println!(
+            "store/ingest_real_sessions: {} sessions, {turns} turns and {per_copy} episodes per \
+             copy, {} bytes of content per episode on average",
+            sessions.len(),
+            bytes / per_copy
+        );
+    }
+}
+
 /// One `record_turn` per call into a growing session, back to back: the worst case, where the
 /// store's background work (checkpoints, idle merges) never finds the writer idle.
 fn single(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
@@ -752,6 +823,7 @@ fn at_100k(c: &mut Criterion, calls: &[RealCall], prompts: &[String]) {
 fn benches(c: &mut Criterion) {
     let (calls, prompts) = corpus();
     ingest(c, "ingest_batched", &calls, &prompts);
+    ingest_real_sessions(c);
     for max in [256, 1024, 4096] {
         ingest_capped(c, &calls, &prompts, max);
     }
