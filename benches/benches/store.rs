@@ -2,6 +2,8 @@
 //!
 //! - `store/ingest_batched`: `record_turns` of 200 exchanges (prompt, two tool calls with their
 //!   results, an answer) per call; throughput in episodes/s. Target: >= 20,000 episodes/s.
+//! - `store/ingest_real_sessions`: the evaldata Claude Code sessions recorded as they are (one
+//!   `record_turns` per session, then its finish), a fresh copy per iteration; episodes/s.
 //! - `store/ingest_batched_capped_{256,1024,4096}`: the same with every tool output and prompt cut
 //!   to at most that many bytes, for how throughput depends on episode size (no target).
 //! - `store/record_turn_single`: one `record_turn` per call into a growing session, back to back;
