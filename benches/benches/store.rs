@@ -226,6 +226,22 @@ struct Tally {
 }
 
 impl Tally {
+    /// Runs `work`, which handles `items` items, and adds what it took; returns its wall time
+    /// and its result.
+    fn time<T>(&mut self, items: usize, work: impl FnOnce() -> T) -> (Duration, T) {
+        let (cpu0, wait0, own0) = cpu_and_wait();
+        let started = Instant::now();
+        let out = work();
+        let took = started.elapsed();
+        let (cpu1, wait1, own1) = cpu_and_wait();
+        self.items += items as u64;
+        self.wall += took;
+        self.cpu += cpu1.saturating_sub(cpu0);
+        self.wait += wait1.saturating_sub(wait0);
+        self.caller_cpu += own1.saturating_sub(own0);
+        (took, out)
+    }
+
     fn report(&self, name: &str, unit: &str) {
         if self.items == 0 {
             return; // filtered out
@@ -297,21 +313,13 @@ fn ingest(c: &mut Criterion, name: &str, calls: &[RealCall], prompts: &[String])
                 let s = store
                     .create_session(&ws, NewSession::default())
                     .expect("session");
-                let (cpu0, wait0, own0) = cpu_and_wait();
-                let started = Instant::now();
-                let out = store
-                    .record_turns(&s.id, black_box(&turns))
-                    .expect("recorded");
-                let took = started.elapsed();
-                let (cpu1, wait1, own1) = cpu_and_wait();
+                let (took, out) = tally.borrow_mut().time(expected, || {
+                    store
+                        .record_turns(&s.id, black_box(&turns))
+                        .expect("recorded")
+                });
                 total += took;
                 assert_eq!(episodes_of(&out), expected);
-                let mut t = tally.borrow_mut();
-                t.items += expected as u64;
-                t.wall += took;
-                t.cpu += cpu1.saturating_sub(cpu0);
-                t.wait += wait1.saturating_sub(wait0);
-                t.caller_cpu += own1.saturating_sub(own0);
             }
             total
         });
@@ -371,24 +379,16 @@ fn ingest_real_sessions(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let (cpu0, wait0, own0) = cpu_and_wait();
-                let started = Instant::now();
-                let ids = codeoid_benches::real_sessions::record_copy(
-                    &store,
-                    black_box(&sessions),
-                    copy.get(),
-                );
-                let took = started.elapsed();
-                let (cpu1, wait1, own1) = cpu_and_wait();
+                let (took, ids) = tally.borrow_mut().time(per_copy, || {
+                    codeoid_benches::real_sessions::record_copy(
+                        &store,
+                        black_box(&sessions),
+                        copy.get(),
+                    )
+                });
                 copy.set(copy.get() + 1);
                 total += took;
                 assert_eq!(ids.len(), sessions.len());
-                let mut t = tally.borrow_mut();
-                t.items += per_copy as u64;
-                t.wall += took;
-                t.cpu += cpu1.saturating_sub(cpu0);
-                t.wait += wait1.saturating_sub(wait0);
-                t.caller_cpu += own1.saturating_sub(own0);
             }
             total
         });
