@@ -40,9 +40,10 @@ use super::episode::{
     Episode, EpisodeKind, EpisodeStatus, SUMMARY_MAX_CHARS, episode_id, first_line_summary,
     one_line,
 };
+use super::layout::{image_placeholder, result_text, tool_call_content};
 use super::rotation_seed::without_rotation_seed;
 use super::tool_input::{tool_paths, tool_summary};
-use super::turn::{Image, ImageSource, Part, Role, ToolResult, ToolResultPart, Turn};
+use super::turn::{Part, Role, ToolResult, Turn};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Options that change what goes into episodes.
@@ -454,30 +455,15 @@ fn call_episode(
     at: DateTime<Utc>,
     seq: u64,
 ) -> Episode {
-    let mut content = String::with_capacity(output.len() + call.reasoning.len() + 256);
-    if let Some(intent) = &call.intent {
-        content.push_str("# User intent\n");
-        content.push_str(intent);
-        content.push_str("\n\n");
-    }
-    if !call.reasoning.trim().is_empty() {
-        content.push_str("# Reasoning\n");
-        content.push_str(&call.reasoning);
-        content.push_str("\n\n");
-    }
-    content.push_str("# Tool: ");
-    content.push_str(&call.name);
-    content.push_str("\n\n## Input\n");
-    // Pretty-printing a JSON value cannot fail; fall back to the compact form regardless.
-    let input =
-        serde_json::to_string_pretty(&call.input).unwrap_or_else(|_| call.input.to_string());
-    content.push_str(&input);
-    content.push_str(match status {
-        EpisodeStatus::Ok => "\n\n## Result\n",
-        EpisodeStatus::Failed => "\n\n## Result (error)\n",
-        EpisodeStatus::Cancelled => "\n\n## Result (cancelled)\n",
-    });
-    content.push_str(output);
+    let intent = call.intent.as_deref();
+    let content = tool_call_content(
+        intent,
+        &call.reasoning,
+        &call.name,
+        &call.input,
+        status,
+        output,
+    );
     Episode {
         id: episode_id(session_id, &call_anchor(call)),
         kind: EpisodeKind::ToolCall,
@@ -516,28 +502,6 @@ fn error_episode(message: &str, pos: &TurnPosition<'_>, index: usize) -> Episode
         created_at: pos.at,
         turn_seq: pos.seq,
         repeats_intent: false,
-    }
-}
-
-/// The text of a tool result: text parts verbatim, images as placeholders, joined by newlines.
-fn result_text(result: &ToolResult) -> String {
-    let parts: Vec<String> = result
-        .parts
-        .iter()
-        .map(|p| match p {
-            ToolResultPart::Text { text } => text.clone(),
-            ToolResultPart::Image(image) => image_placeholder(image),
-        })
-        .collect();
-    parts.join("\n")
-}
-
-fn image_placeholder(image: &Image) -> String {
-    let media = image.media_type.as_deref().unwrap_or("unknown type");
-    match &image.source {
-        ImageSource::Url { url } => format!("[image: {media}, {url}]"),
-        ImageSource::File { file_id } => format!("[image: {media}, file {file_id}]"),
-        ImageSource::Base64 { data } => format!("[image: {media}, {} base64 bytes]", data.len()),
     }
 }
 

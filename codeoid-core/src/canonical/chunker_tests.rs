@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::canonical::episode::PathAccess;
-use crate::canonical::turn::{Thinking, ToolCall};
+use crate::canonical::turn::{Image, ImageSource, Thinking, ToolCall, ToolResultPart};
 
 const SESSION: &str = "ses_test";
 

@@ -5,6 +5,7 @@
 
 mod chunker;
 pub(crate) mod episode;
+pub(crate) mod layout;
 mod rotation_seed;
 pub(crate) mod tool_input;
 mod turn;

@@ -29,11 +29,10 @@
 
 use std::borrow::Cow;
 
+use crate::canonical::layout::{INTENT_HEADER, REASONING_HEADER};
+
 /// Characters of a repeated `# User intent` that the FTS row of a call holds.
 pub(crate) const REPEATED_INTENT_INDEXED_CHARS: usize = 1_000;
-
-/// The header the chunker starts a call's intent with.
-const INTENT_HEADER: &str = "# User intent\n";
 
 /// The text the FTS row of an episode holds: [`tool_call_text`] of its content, with the intent
 /// of a call that `repeats_intent` cut to its first [`REPEATED_INTENT_INDEXED_CHARS`]
@@ -66,8 +65,9 @@ fn repeated_intent_cut(content: &str, name: &str) -> Option<std::ops::Range<usiz
     let intent = content.strip_prefix(INTENT_HEADER)?;
     // The intent ends where the chunker's next section starts. An intent quoting one of those
     // headers seems to end there, which only leaves more of it in the index.
+    let reasoning_header = format!("\n\n{REASONING_HEADER}");
     let tool_header = format!("\n\n# Tool: {name}\n\n## Input\n");
-    let end = ["\n\n# Reasoning\n", tool_header.as_str()]
+    let end = [reasoning_header.as_str(), tool_header.as_str()]
         .iter()
         .filter_map(|header| intent.find(header))
         .min()?;
