@@ -92,3 +92,72 @@ fn a_batch_of_turns_with_usage_writes_its_index_once_at_commit() {
         .unwrap();
     assert_eq!(hits.len(), 1);
 }
+
+#[test]
+fn no_write_makes_fts5_write_more_than_one_segment() {
+    use codeoid_core::canonical::{CallUsage, Usage};
+    use codeoid_core::store::{NewFork, RawOutput};
+    let (_dir, store) = temp_store();
+    let path = store.path().unwrap().to_path_buf();
+    let ws = workspace("/w");
+    let s = session(&store, &ws, "s", 0);
+    // Each write below is one transaction that writes FTS rows (several, for most); a statement
+    // in it that opened a savepoint would flush the pending rows into a segment of their own.
+    // Idle merging only ever lowers the count between writes.
+    let check = |what: &str, write: &dyn Fn()| {
+        let before = segments(&path);
+        write();
+        let after = segments(&path);
+        assert!(after <= before + 1, "{what}: {before} → {after} segments");
+    };
+    let exchange = |n: usize| {
+        let mut turns = vec![Turn::user_text(format!("step {n}: build the lexer{n}"))];
+        for i in 0..3 {
+            let id = format!("c{n}_{i}");
+            let mut asked = super::call(&id, "Bash", serde_json::json!({"command": "make"}));
+            asked.usage = Some(Usage {
+                calls: vec![CallUsage::default()],
+            });
+            turns.push(asked);
+            turns.push(super::result(&id, &format!("lexer{n}_{i}.rs built"), false));
+        }
+        turns
+    };
+    check("record_turns", &|| {
+        store.record_turns(&s.id, &exchange(0)).unwrap();
+    });
+    check("record_turn", &|| {
+        store
+            .record_turn(&s.id, &Turn::user_text("and then?"))
+            .unwrap();
+    });
+    check("record_raw_output", &|| {
+        let raw = RawOutput::new("make", b"lexer built\n", b"warning: x\n", Some(0));
+        store.record_raw_output(&s.id, &raw).unwrap();
+    });
+    check("rotate_session", &|| {
+        store
+            .rotate_session(&s.id, Some("ctx-2"), None, None)
+            .unwrap();
+    });
+    check("sync_turns replacing the tail", &|| {
+        let count = store.session(&s.id).unwrap().turn_count;
+        let mut tail = exchange(1);
+        tail.truncate(3);
+        store.sync_turns(&s.id, count - 3, &tail, true).unwrap();
+    });
+    check("record_turns after a rotation", &|| {
+        store.record_turns(&s.id, &exchange(2)).unwrap();
+    });
+    check("finish_session", &|| {
+        store.finish_session(&s.id).unwrap();
+    });
+    check("fork_session", &|| {
+        let fork = NewFork {
+            name: "try another way".to_owned(),
+            ..NewFork::default()
+        };
+        store.fork_session(&s.id, &fork).unwrap();
+    });
+    store.integrity_check().unwrap();
+}
