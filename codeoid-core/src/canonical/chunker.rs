@@ -475,7 +475,7 @@ fn call_episode(
         paths: tool_paths(&call.name, &call.input),
         created_at: at,
         turn_seq: seq,
-        repeats_intent: call.repeats_intent && call.intent.is_some(),
+        repeats_intent: call.repeats_intent,
     }
 }
 

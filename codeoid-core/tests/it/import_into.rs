@@ -15,7 +15,7 @@ use codeoid_core::store::{LineageKind, Store, WorkspaceSource, workspace_id};
 use serde_json::Value;
 
 use crate::store_rows::{Scope, assert_same, counts, dump};
-use crate::support::evaldata;
+use crate::support::{evaldata, fts_segments};
 
 fn spotter() -> PathBuf {
     evaldata().join("claude-code-sessions/spotter")
@@ -188,15 +188,7 @@ fn a_real_session_recorded_in_one_batch_writes_its_index_once() {
         .unwrap();
     let recorded = store.record_turns(&session.id, &longest.turns).unwrap();
     assert!(recorded.iter().map(|r| r.episode_ids.len()).sum::<usize>() > 100);
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let segments: i64 = conn
-        .query_row(
-            "SELECT count(DISTINCT segid) FROM episodes_fts_idx",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(segments, 1, "one transaction, one segment");
+    assert_eq!(fts_segments(&db), 1, "one transaction, one segment");
 }
 
 #[test]

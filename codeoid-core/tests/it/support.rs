@@ -1,5 +1,5 @@
-//! What many test modules share: where the real session logs are, and the tool calls and
-//! results of a list of turns.
+//! What many test modules share: where the real session logs are, the tool calls and results
+//! of a list of turns, and how many FTS5 segments a store file holds.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +9,17 @@ use codeoid_core::canonical::{Part, ToolCall, ToolResult, Turn};
 pub fn evaldata() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/evaldata");
     dir.canonicalize().unwrap_or(dir)
+}
+
+/// How many FTS5 index segments the store file at `path` holds.
+pub fn fts_segments(path: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row(
+        "SELECT count(DISTINCT segid) FROM episodes_fts_idx",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
 }
 
 /// Every tool call of `turns`, in order.

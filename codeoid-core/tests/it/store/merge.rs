@@ -5,16 +5,7 @@ use std::time::{Duration, Instant};
 use codeoid_core::canonical::Turn;
 
 use super::{session, temp_store, workspace};
-
-fn segments(path: &std::path::Path) -> i64 {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    conn.query_row(
-        "SELECT count(DISTINCT segid) FROM episodes_fts_idx",
-        [],
-        |r| r.get(0),
-    )
-    .unwrap()
-}
+use crate::support::fts_segments;
 
 #[test]
 fn segments_left_by_one_turn_commits_are_merged_once_the_writer_is_idle() {
@@ -34,10 +25,10 @@ fn segments_left_by_one_turn_commits_are_merged_once_the_writer_is_idle() {
             .unwrap();
     }
     let waited = Instant::now();
-    let mut left = segments(&path);
+    let mut left = fts_segments(&path);
     while left > 6 && waited.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
-        left = segments(&path);
+        left = fts_segments(&path);
     }
     // Idle merging leaves fewer than 4 segments (`usermerge`) on each of at most two levels.
     assert!(left <= 6, "{left} segments after {:?}", waited.elapsed());
@@ -85,7 +76,7 @@ fn a_batch_of_turns_with_usage_writes_its_index_once_at_commit() {
         ));
     }
     store.record_turns(&s.id, &turns).unwrap();
-    assert_eq!(segments(&path), 1, "one segment for one transaction");
+    assert_eq!(fts_segments(&path), 1, "one segment for one transaction");
     assert_eq!(store.usage(&s.id, ..).unwrap().len(), 6);
     let hits = store
         .lexical_search(ws.id(), "parser3", &Default::default(), 10)
@@ -105,9 +96,9 @@ fn no_write_makes_fts5_write_more_than_one_segment() {
     // in it that opened a savepoint would flush the pending rows into a segment of their own.
     // Idle merging only ever lowers the count between writes.
     let check = |what: &str, write: &dyn Fn()| {
-        let before = segments(&path);
+        let before = fts_segments(&path);
         write();
-        let after = segments(&path);
+        let after = fts_segments(&path);
         assert!(after <= before + 1, "{what}: {before} → {after} segments");
     };
     let exchange = |n: usize| {
