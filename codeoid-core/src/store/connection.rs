@@ -3,7 +3,7 @@
 //!
 //! Settings every connection gets: the busy timeout (so a lock held by another connection or
 //! process is waited for, not reported), foreign keys on, and a prepared-statement cache sized for
-//! the store's hot paths. Journal mode and `synchronous` are set once by the store after the file
+//! the store's hot paths, and files opened through the WAL write layer (`wal_writes`). Journal mode and `synchronous` are set once by the store after the file
 //! has been recognized as a codeoid store, so a foreign file is never modified.
 //!
 //! It deliberately does not know the schema.
@@ -41,7 +41,12 @@ pub(crate) fn open(path: &Path, busy_timeout: Duration, cache_kib: i64) -> Resul
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
+    // Store files go through the WAL write layer (one write per commit, see `wal_writes`).
+    let conn = match super::wal_writes::vfs_name() {
+        Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
+        None => Connection::open_with_flags(path, flags),
+    }
+    .map_err(|e| open_error(path, e))?;
     configure(&conn, busy_timeout, cache_kib).map_err(|e| open_error(path, e))?;
     Ok(conn)
 }

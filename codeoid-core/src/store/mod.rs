@@ -14,7 +14,7 @@
 //! writer is idle (see `idle_merge`).
 //!
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
-//! `connection` (settings, error mapping), `checkpoint` (background WAL checkpoints),
+//! `connection` (settings, error mapping), `wal_writes` (one WAL write per commit), `checkpoint` (background WAL checkpoints),
 //! `idle_merge` (FTS5 merges between writes),
 //! [`workspace`] (identity), `sessions`, `record` (turns in, the one-transaction write path),
 //! `prepared` (what a turn's rows hold, computed before the write), `pipeline` (a batch prepared
@@ -57,6 +57,7 @@ mod turns;
 mod usage;
 mod vector_feed;
 mod vectors;
+mod wal_writes;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,561 @@
+//! One `write` per commit to the WAL: a thin SQLite VFS over the platform's default one that
+//! gathers a transaction's WAL frames in memory and hands them to the file system together.
+//!
+//! SQLite appends each page it commits to the WAL as two writes, the frame's 24-byte header and
+//! the page, so a commit of 12 pages makes 24 `pwrite` calls, each crossing into the kernel and
+//! through the file system's per-call work for the one or two pages it touches. On a one-turn
+//! `record_turn` those calls were the largest single cost of the writer after FTS5 (see
+//! `docs/benchmarks.md`, "WAL writes gathered per commit"). Here contiguous writes to a WAL file
+//! are appended to a buffer, which goes out in writes of up to [`MAX_WRITE`] bytes (one for a
+//! typical commit):
+//! - right after the page of a commit frame (a frame header whose "database size" field is not
+//!   zero; SQLite always ends a commit with one), inside the `xWrite` that completes it, so an
+//!   I/O error is reported to the commit that caused it;
+//! - before anything that needs the file as written: a read, a sync, a truncate, a size query,
+//!   a file control, a close, and a write anywhere but the buffer's end;
+//! - when it reaches [`MAX_PENDING`] bytes (long transactions spill pages before they commit).
+//!
+//! A commit frame's header that would start an empty buffer is written through: it is either
+//! a one-frame commit or the checksum rewrite SQLite does at commit, after which no page follows
+//! to flush it.
+//!
+//! Invariants:
+//! - Another connection or process never reads a frame that is still buffered: readers only
+//!   read frames a published wal-index header covers, and the header is published after the
+//!   commit frame, whose write flushes. As a second guard, the database file's shared-memory
+//!   lock and barrier calls flush its WAL's buffer first, so nothing buffered outlives the write
+//!   lock either way.
+//! - An acknowledged commit is in the operating system's hands before `record_turn` returns, as
+//!   without this layer: a process killed at any point loses only what it had not committed.
+//! - Files are the default VFS's files, bytes and locks unchanged: a store written through this
+//!   layer is an ordinary SQLite file that other programs (and other codeoid versions) share.
+//!
+//! It deliberately changes no other file and no read path: the database file, journals and
+//! temporary files pass straight through.
+
+use std::ffi::{CStr, c_int, c_void};
+use std::ptr;
+use std::sync::OnceLock;
+
+use rusqlite::ffi;
+
+/// The name connections open the store with.
+const VFS_NAME: &CStr = c"codeoid-wal-writes";
+
+/// Bytes a WAL file's buffer may hold before it is written out without waiting for the commit.
+const MAX_PENDING: usize = 1 << 20;
+
+/// Most bytes handed to the inner file in one write. SQLite's unix VFS writes at most 128 KiB
+/// per call (it masks the length to 17 bits), so a buffer goes out in pieces of this size.
+const MAX_WRITE: usize = 64 << 10;
+
+/// Size of a WAL frame header; bytes 4..8 hold the database size after a commit frame.
+const FRAME_HEADER: usize = 24;
+
+/// The name to pass to `sqlite3_open_v2` for a store file: this layer registered (once per
+/// process) over the default VFS. `None` when it cannot be registered; the store then opens
+/// with the default VFS and behaves the same, only with more write calls.
+pub(crate) fn vfs_name() -> Option<&'static CStr> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    // SAFETY: called once; `register` only reads the default VFS and leaks what it registers.
+    let registered = *REGISTERED.get_or_init(|| unsafe { register() });
+    registered.then_some(VFS_NAME)
+}
+
+/// The default VFS this layer forwards to, set before registration.
+static INNER: OnceLock<VfsPtr> = OnceLock::new();
+
+/// A pointer to a VFS registered for the whole process (never freed, never mutated).
+struct VfsPtr(*mut ffi::sqlite3_vfs);
+// SAFETY: SQLite VFS objects are process-wide and thread-safe by contract; this one is never
+// written after registration.
+unsafe impl Send for VfsPtr {}
+// SAFETY: as above.
+unsafe impl Sync for VfsPtr {}
+
+/// Registers this layer as a non-default VFS. Returns whether it is available.
+///
+/// # Safety
+/// Must run at most once (it is called through a `OnceLock`).
+unsafe fn register() -> bool {
+    // SAFETY: sqlite3_vfs_find(NULL) returns the default VFS or NULL; it initializes SQLite.
+    let inner = unsafe { ffi::sqlite3_vfs_find(ptr::null()) };
+    if inner.is_null() || INNER.set(VfsPtr(inner)).is_err() {
+        return false;
+    }
+    // SAFETY: `inner` is a valid registered VFS.
+    let mut vfs = unsafe { *inner };
+    // The inner VFS's methods other than `xOpen` are reused as they are; they receive this
+    // struct, which carries the inner one's `pAppData` and `mxPathname`, all they read of it.
+    vfs.szOsFile = file_size(vfs.szOsFile);
+    vfs.zName = VFS_NAME.as_ptr();
+    vfs.pNext = ptr::null_mut();
+    vfs.xOpen = Some(open);
+    let vfs = Box::leak(Box::new(vfs));
+    // SAFETY: `vfs` lives for the process; 0 = not the default VFS.
+    unsafe { ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK }
+}
+
+/// What a file opened through this layer is, for where it buffers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A main database file: its shared-memory calls flush its WAL's buffer.
+    Database,
+    /// A WAL file: contiguous writes are buffered.
+    Wal,
+    /// Anything else (journals, temporary files): passed through.
+    Other,
+}
+
+/// The file object SQLite allocates (`szOsFile` bytes) for each open file: this header, then
+/// the inner VFS's file at [`inner_offset`].
+#[repr(C)]
+struct File {
+    /// Must stay first: SQLite reads `pMethods` through a `*mut sqlite3_file`.
+    base: ffi::sqlite3_file,
+    inner: *mut ffi::sqlite3_file,
+    kind: Kind,
+    /// Database: its open WAL file; WAL: its database file (null when not linked).
+    peer: *mut File,
+    /// WAL only: bytes written to SQLite but not yet to the inner file, starting at `pending_at`.
+    pending: Vec<u8>,
+    pending_at: i64,
+    /// WAL only: where the page of the commit frame whose header was just written goes; the
+    /// write there ends the commit.
+    commit_page_at: Option<i64>,
+}
+
+/// Offset of the inner file inside the allocation (8-byte aligned, as SQLite aligns files).
+const fn inner_offset() -> usize {
+    std::mem::size_of::<File>().next_multiple_of(8)
+}
+
+fn file_size(inner: c_int) -> c_int {
+    let total = inner_offset() + usize::try_from(inner).unwrap_or(0);
+    c_int::try_from(total).unwrap_or(c_int::MAX)
+}
+
+static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
+    iVersion: 3,
+    xClose: Some(close),
+    xRead: Some(read),
+    xWrite: Some(write),
+    xTruncate: Some(truncate),
+    xSync: Some(sync),
+    xFileSize: Some(file_size_of),
+    xLock: Some(lock),
+    xUnlock: Some(unlock),
+    xCheckReservedLock: Some(check_reserved_lock),
+    xFileControl: Some(file_control),
+    xSectorSize: Some(sector_size),
+    xDeviceCharacteristics: Some(device_characteristics),
+    xShmMap: Some(shm_map),
+    xShmLock: Some(shm_lock),
+    xShmBarrier: Some(shm_barrier),
+    xShmUnmap: Some(shm_unmap),
+    xFetch: Some(fetch),
+    xUnfetch: Some(unfetch),
+};
+
+/// The inner file's method table.
+///
+/// # Safety
+/// `file.inner` must be an open inner file.
+unsafe fn inner_methods(file: &File) -> &ffi::sqlite3_io_methods {
+    // SAFETY: an open inner file has a non-null method table for as long as it is open.
+    unsafe { &*(*file.inner).pMethods }
+}
+
+/// Calls the inner file's method `$name` with `$args`, or returns `$missing` when the inner
+/// VFS does not have it (older method-table versions).
+macro_rules! forward {
+    ($file:expr, $name:ident, $missing:expr $(, $arg:expr)*) => {{
+        let file: &mut File = $file;
+        // SAFETY: the file is open, so its inner file is.
+        match unsafe { inner_methods(file) }.$name {
+            // SAFETY: forwarding the caller's arguments to the inner file, as SQLite would.
+            Some(method) => unsafe { method(file.inner $(, $arg)*) },
+            None => $missing,
+        }
+    }};
+}
+
+/// The layer's view of a file SQLite passes in.
+///
+/// # Safety
+/// `file` must be a `File` this layer opened (SQLite only calls `METHODS` on those).
+unsafe fn layer_file<'a>(file: *mut ffi::sqlite3_file) -> &'a mut File {
+    // SAFETY: per the contract, `file` points at a live `File`.
+    unsafe { &mut *file.cast::<File>() }
+}
+
+/// Writes a WAL file's buffer out, in pieces of at most [`MAX_WRITE`] bytes; the buffer is
+/// emptied whatever the outcome, and a failure is returned (SQLite then fails the statement and
+/// rolls the transaction back).
+fn flush(file: &mut File) -> c_int {
+    let mut rc = ffi::SQLITE_OK;
+    let mut at = file.pending_at;
+    let pending = std::mem::take(&mut file.pending);
+    for piece in pending.chunks(MAX_WRITE) {
+        tally(0, 1);
+        // Pieces are at most MAX_WRITE bytes, well within a c_int.
+        let len = piece.len() as c_int;
+        let data = piece.as_ptr().cast::<c_void>();
+        rc = forward!(file, xWrite, ffi::SQLITE_IOERR_WRITE, data, len, at);
+        if rc != ffi::SQLITE_OK {
+            break;
+        }
+        at += i64::from(len);
+    }
+    // Keep the allocation for the next commit.
+    file.pending = pending;
+    file.pending.clear();
+    rc
+}
+
+/// Flushes the WAL of database file `file`, if it has one open.
+fn flush_peer_wal(file: &mut File) -> c_int {
+    if file.kind != Kind::Database || file.peer.is_null() {
+        return ffi::SQLITE_OK;
+    }
+    // SAFETY: a linked WAL unlinks itself when it closes, so a non-null peer is open.
+    flush(unsafe { &mut *file.peer })
+}
+
+unsafe extern "C" fn open(
+    _vfs: *mut ffi::sqlite3_vfs,
+    name: ffi::sqlite3_filename,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    let Some(VfsPtr(inner_vfs)) = INNER.get() else {
+        return ffi::SQLITE_ERROR;
+    };
+    // SAFETY: SQLite allocated `szOsFile` bytes at `file`: room for a `File` and the inner file.
+    let inner = unsafe { file.cast::<u8>().add(inner_offset()) }.cast::<ffi::sqlite3_file>();
+    // SAFETY: `file` is writable and suitably aligned for `File` (SQLite aligns to 8).
+    unsafe {
+        ptr::write(
+            file.cast::<File>(),
+            File {
+                base: ffi::sqlite3_file {
+                    pMethods: ptr::null(),
+                },
+                inner,
+                kind: Kind::Other,
+                peer: ptr::null_mut(),
+                pending: Vec::new(),
+                pending_at: 0,
+                commit_page_at: None,
+            },
+        );
+    }
+    // SAFETY: the inner VFS opens its file in the space reserved for it.
+    let rc = match unsafe { (**inner_vfs).xOpen } {
+        Some(inner_open) => unsafe { inner_open(*inner_vfs, name, inner, flags, out_flags) },
+        None => ffi::SQLITE_ERROR,
+    };
+    // SAFETY: written above.
+    let this = unsafe { layer_file(file) };
+    // SAFETY: the inner open set its methods, or left them null when there is nothing to close.
+    let inner_open = !unsafe { (*inner).pMethods.is_null() };
+    if rc != ffi::SQLITE_OK || !inner_open {
+        // This file's methods stay null, so SQLite will not close it: close the inner file
+        // (which a failed open may still expect) and drop what was written here.
+        if inner_open {
+            let _ = forward!(this, xClose, ffi::SQLITE_OK);
+        }
+        // SAFETY: `this` was initialized above and is not used again.
+        unsafe { ptr::drop_in_place(this) };
+        return if rc == ffi::SQLITE_OK {
+            ffi::SQLITE_CANTOPEN
+        } else {
+            rc
+        };
+    }
+    this.kind = if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
+        Kind::Database
+    } else if flags & ffi::SQLITE_OPEN_WAL != 0 {
+        Kind::Wal
+    } else {
+        Kind::Other
+    };
+    if this.kind == Kind::Wal && !name.is_null() {
+        // SAFETY: `name` is the WAL name SQLite passed to xOpen, for which this returns the
+        // database's file object (opened through this VFS, so a `File`, when its methods say so).
+        let database = unsafe { ffi::sqlite3_database_file_object(name) };
+        if !database.is_null() && unsafe { (*database).pMethods } == &raw const METHODS {
+            // SAFETY: checked above: a `File` of this layer.
+            let database = unsafe { layer_file(database) };
+            database.peer = this;
+            this.peer = database;
+        }
+    }
+    this.base.pMethods = &raw const METHODS;
+    ffi::SQLITE_OK
+}
+
+unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
+    // SAFETY: SQLite calls this once on a file this layer opened.
+    let this = unsafe { layer_file(file) };
+    let flushed = flush(this);
+    if !this.peer.is_null() {
+        // SAFETY: linked files unlink each other on close, so the peer is open.
+        unsafe { (*this.peer).peer = ptr::null_mut() };
+    }
+    let closed = forward!(this, xClose, ffi::SQLITE_OK);
+    // SAFETY: nothing uses the file after xClose.
+    unsafe { ptr::drop_in_place(this) };
+    if flushed != ffi::SQLITE_OK {
+        flushed
+    } else {
+        closed
+    }
+}
+
+unsafe extern "C" fn read(
+    file: *mut ffi::sqlite3_file,
+    buf: *mut c_void,
+    amount: c_int,
+    offset: i64,
+) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let rc = flush(this);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    forward!(this, xRead, ffi::SQLITE_IOERR_READ, buf, amount, offset)
+}
+
+unsafe extern "C" fn write(
+    file: *mut ffi::sqlite3_file,
+    buf: *const c_void,
+    amount: c_int,
+    offset: i64,
+) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let len = usize::try_from(amount).unwrap_or(0);
+    if this.kind != Kind::Wal || len == 0 || buf.is_null() {
+        return forward!(this, xWrite, ffi::SQLITE_IOERR_WRITE, buf, amount, offset);
+    }
+    tally(1, 0);
+    // SAFETY: SQLite passes `amount` readable bytes at `buf`.
+    let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+    let ends_commit = this.commit_page_at == Some(offset);
+    let commit_header = len == FRAME_HEADER && bytes[4..8] != [0; 4];
+    this.commit_page_at = commit_header.then_some(offset + FRAME_HEADER as i64);
+    let extends = offset == this.pending_at + this.pending.len() as i64;
+    if !this.pending.is_empty() && (!extends || this.pending.len() + len > MAX_PENDING) {
+        let rc = flush(this);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+    }
+    if this.pending.is_empty() && (commit_header || len > MAX_WRITE) {
+        // A commit frame's header with nothing before it: either a one-frame commit, or the
+        // checksum rewrite at commit, where no page follows to flush it. Written through.
+        tally(0, 1);
+        return forward!(this, xWrite, ffi::SQLITE_IOERR_WRITE, buf, amount, offset);
+    }
+    if this.pending.is_empty() {
+        this.pending_at = offset;
+    }
+    this.pending.extend_from_slice(bytes);
+    if ends_commit {
+        return flush(this);
+    }
+    ffi::SQLITE_OK
+}
+
+unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let rc = flush(this);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    forward!(this, xTruncate, ffi::SQLITE_IOERR_TRUNCATE, size)
+}
+
+unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let rc = flush(this);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    forward!(this, xSync, ffi::SQLITE_IOERR_FSYNC, flags)
+}
+
+unsafe extern "C" fn file_size_of(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let rc = flush(this);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    forward!(this, xFileSize, ffi::SQLITE_IOERR_FSTAT, size)
+}
+
+unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    forward!(unsafe { layer_file(file) }, xLock, ffi::SQLITE_OK, level)
+}
+
+unsafe extern "C" fn unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    forward!(unsafe { layer_file(file) }, xUnlock, ffi::SQLITE_OK, level)
+}
+
+unsafe extern "C" fn check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    forward!(
+        unsafe { layer_file(file) },
+        xCheckReservedLock,
+        ffi::SQLITE_OK,
+        out
+    )
+}
+
+unsafe extern "C" fn file_control(
+    file: *mut ffi::sqlite3_file,
+    op: c_int,
+    arg: *mut c_void,
+) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let rc = flush(this);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    forward!(this, xFileControl, ffi::SQLITE_NOTFOUND, op, arg)
+}
+
+unsafe extern "C" fn sector_size(file: *mut ffi::sqlite3_file) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    forward!(unsafe { layer_file(file) }, xSectorSize, 4096)
+}
+
+unsafe extern "C" fn device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    forward!(unsafe { layer_file(file) }, xDeviceCharacteristics, 0)
+}
+
+unsafe extern "C" fn shm_map(
+    file: *mut ffi::sqlite3_file,
+    region: c_int,
+    size: c_int,
+    extend: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    forward!(
+        this,
+        xShmMap,
+        ffi::SQLITE_IOERR_SHMMAP,
+        region,
+        size,
+        extend,
+        out
+    )
+}
+
+unsafe extern "C" fn shm_lock(
+    file: *mut ffi::sqlite3_file,
+    offset: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let rc = flush_peer_wal(this);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    forward!(this, xShmLock, ffi::SQLITE_IOERR_SHMLOCK, offset, n, flags)
+}
+
+unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    // Nothing is buffered here on any path SQLite takes (the commit frame flushed); should
+    // that ever change, writing late still beats publishing frames that are not in the file.
+    let _ = flush_peer_wal(this);
+    forward!(this, xShmBarrier, ());
+}
+
+unsafe extern "C" fn shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    let this = unsafe { layer_file(file) };
+    let rc = flush_peer_wal(this);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    forward!(this, xShmUnmap, ffi::SQLITE_OK, delete)
+}
+
+unsafe extern "C" fn fetch(
+    file: *mut ffi::sqlite3_file,
+    offset: i64,
+    amount: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: `out` is a valid out-pointer; no mapping (null) means "read instead".
+    unsafe { *out = ptr::null_mut() };
+    // SAFETY: SQLite only calls this on files this layer opened.
+    forward!(
+        unsafe { layer_file(file) },
+        xFetch,
+        ffi::SQLITE_OK,
+        offset,
+        amount,
+        out
+    )
+}
+
+unsafe extern "C" fn unfetch(
+    file: *mut ffi::sqlite3_file,
+    offset: i64,
+    page: *mut c_void,
+) -> c_int {
+    // SAFETY: SQLite only calls this on files this layer opened.
+    forward!(
+        unsafe { layer_file(file) },
+        xUnfetch,
+        ffi::SQLITE_OK,
+        offset,
+        page
+    )
+}
+
+/// Counts, on the calling thread, WAL writes SQLite asked for and writes made to the inner file
+/// (tests only: they show that a commit's frames reach the file in one write).
+#[cfg(test)]
+fn tally(asked: usize, made: usize) {
+    WAL_WRITES.with(|c| {
+        let (a, m) = c.get();
+        c.set((a + asked, m + made));
+    });
+}
+
+#[cfg(not(test))]
+fn tally(_asked: usize, _made: usize) {}
+
+#[cfg(test)]
+thread_local! {
+    static WAL_WRITES: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// WAL writes asked for and made on this thread so far (see [`tally`]).
+#[cfg(test)]
+fn counts() -> (usize, usize) {
+    WAL_WRITES.with(std::cell::Cell::get)
+}
+
+#[cfg(test)]
+#[path = "wal_writes_tests.rs"]
+mod tests;

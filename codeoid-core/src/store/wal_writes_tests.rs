@@ -1,0 +1,172 @@
+//! Tests of the WAL write layer on real files: what reaches the file system, what other
+//! connections and a recovery from the files alone see.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags, params};
+
+use super::*;
+
+/// A connection to `path` through this layer, in WAL mode with automatic checkpoints off (so
+/// the WAL keeps every frame the test writes).
+fn layered(path: &Path) -> Connection {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let conn = Connection::open_with_flags_and_vfs(path, flags, vfs_name().expect("registered"))
+        .expect("opens through the layer");
+    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+        .expect("WAL");
+    conn.pragma_update(None, "wal_autocheckpoint", 0)
+        .expect("no automatic checkpoint");
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        .expect("table");
+    conn
+}
+
+/// A distinct, incompressible-looking value for key `k`.
+fn value(k: i64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (k as usize).wrapping_mul(31).wrapping_add(i * 7) as u8)
+        .collect()
+}
+
+fn rows(conn: &Connection) -> Vec<(i64, Vec<u8>)> {
+    let mut stmt = conn.prepare("SELECT k, v FROM t ORDER BY k").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn integrity(conn: &Connection) -> String {
+    conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_commit_of_many_pages_reaches_the_wal_file_in_one_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = layered(&dir.path().join("s.db"));
+    // A first commit writes the WAL header too.
+    conn.execute("INSERT INTO t VALUES (0, x'00')", []).unwrap();
+    let before = counts();
+    let tx = conn.unchecked_transaction().unwrap();
+    for k in 1..=12 {
+        tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 3000)])
+            .unwrap();
+    }
+    tx.commit().unwrap();
+    let (asked, made) = counts();
+    let (asked, made) = (asked - before.0, made - before.1);
+    // Each page is a header write and a page write; 36 KB of rows span at least 9 pages.
+    assert!(asked >= 18, "SQLite asked for {asked} WAL writes");
+    assert_eq!(made, 1, "{asked} WAL writes reached the file as {made}");
+}
+
+#[test]
+fn another_connection_on_the_default_vfs_sees_each_commit_as_it_is_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let writer = layered(&path);
+    let reader = Connection::open(&path).expect("default VFS");
+    let mut expected = Vec::new();
+    for k in 0..40 {
+        let tx = writer.unchecked_transaction().unwrap();
+        tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 5000)])
+            .unwrap();
+        if k % 7 == 3 {
+            // Rewrites pages an earlier commit wrote: frames for pages already in the WAL.
+            tx.execute(
+                "UPDATE t SET v = ?2 WHERE k = ?1",
+                params![k - 2, value(-k, 5000)],
+            )
+            .unwrap();
+            expected[k as usize - 2] = (k - 2, value(-k, 5000));
+        }
+        tx.commit().unwrap();
+        expected.push((k, value(k, 5000)));
+        assert_eq!(rows(&reader), expected, "after commit {k}");
+    }
+    assert_eq!(integrity(&reader), "ok");
+}
+
+#[test]
+fn a_transaction_that_outgrows_the_page_cache_spills_and_commits_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let conn = layered(&path);
+    // Ten pages of cache: the transaction's dirty pages spill to the WAL before it commits, are
+    // read back from there, and rewritten in place (the checksum rewrite at commit).
+    conn.pragma_update(None, "cache_size", 10).unwrap();
+    let tx = conn.unchecked_transaction().unwrap();
+    let mut expected = Vec::new();
+    for k in 0..400 {
+        tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 2000)])
+            .unwrap();
+        expected.push((k, value(k, 2000)));
+    }
+    assert_eq!(
+        rows(&tx),
+        expected,
+        "spilled pages read back in the transaction"
+    );
+    for k in (0..400).step_by(3) {
+        tx.execute(
+            "UPDATE t SET v = ?2 WHERE k = ?1",
+            params![k, value(k + 1000, 2000)],
+        )
+        .unwrap();
+        expected[k as usize] = (k, value(k + 1000, 2000));
+    }
+    tx.commit().unwrap();
+
+    // What a crash leaves: the database and WAL files as they are now, recovered by a
+    // connection that has only them (no shared memory), through the default VFS.
+    let copy = tempfile::tempdir().unwrap();
+    for suffix in ["", "-wal"] {
+        std::fs::copy(
+            format!("{}{suffix}", path.display()),
+            copy.path().join(format!("s.db{suffix}")),
+        )
+        .unwrap();
+    }
+    let recovered = Connection::open(copy.path().join("s.db")).unwrap();
+    assert_eq!(rows(&recovered), expected);
+    assert_eq!(integrity(&recovered), "ok");
+    assert_eq!(rows(&conn), expected);
+}
+
+#[test]
+fn a_rolled_back_transaction_leaves_the_committed_rows_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let conn = layered(&path);
+    conn.pragma_update(None, "cache_size", 10).unwrap();
+    conn.execute("INSERT INTO t VALUES (1, x'01')", []).unwrap();
+    {
+        let tx = conn.unchecked_transaction().unwrap();
+        for k in 2..300 {
+            tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 2000)])
+                .unwrap();
+        }
+        // Dropped: rolled back after spilling frames to the WAL.
+    }
+    conn.execute("INSERT INTO t VALUES (2, x'02')", []).unwrap();
+    let other = Connection::open(&path).unwrap();
+    let expected = vec![(1, vec![1u8]), (2, vec![2u8])];
+    assert_eq!(rows(&other), expected);
+    assert_eq!(rows(&conn), expected);
+    assert_eq!(integrity(&other), "ok");
+}
+
+#[test]
+fn a_file_that_cannot_be_opened_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no such directory").join("s.db");
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let err = Connection::open_with_flags_and_vfs(&missing, flags, vfs_name().unwrap())
+        .expect_err("a missing directory cannot hold a new file");
+    assert_eq!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::CannotOpen)
+    );
+}
