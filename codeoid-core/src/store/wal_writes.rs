@@ -180,6 +180,18 @@ macro_rules! forward {
     }};
 }
 
+/// [`forward!`] once `$flush` (the file's own buffer, or its WAL's) has gone out; a failed
+/// flush is returned instead.
+macro_rules! forward_flushed {
+    ($flush:ident, $file:expr, $name:ident, $missing:expr $(, $arg:expr)*) => {{
+        let file: &mut File = $file;
+        match $flush(file) {
+            ffi::SQLITE_OK => forward!(file, $name, $missing $(, $arg)*),
+            rc => rc,
+        }
+    }};
+}
+
 /// The layer's view of a file SQLite passes in.
 ///
 /// # Safety
@@ -321,12 +333,15 @@ unsafe extern "C" fn read(
     offset: i64,
 ) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    let this = unsafe { layer_file(file) };
-    let rc = flush(this);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    forward!(this, xRead, ffi::SQLITE_IOERR_READ, buf, amount, offset)
+    forward_flushed!(
+        flush,
+        unsafe { layer_file(file) },
+        xRead,
+        ffi::SQLITE_IOERR_READ,
+        buf,
+        amount,
+        offset
+    )
 }
 
 unsafe extern "C" fn write(
@@ -372,32 +387,35 @@ unsafe extern "C" fn write(
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    let this = unsafe { layer_file(file) };
-    let rc = flush(this);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    forward!(this, xTruncate, ffi::SQLITE_IOERR_TRUNCATE, size)
+    forward_flushed!(
+        flush,
+        unsafe { layer_file(file) },
+        xTruncate,
+        ffi::SQLITE_IOERR_TRUNCATE,
+        size
+    )
 }
 
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    let this = unsafe { layer_file(file) };
-    let rc = flush(this);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    forward!(this, xSync, ffi::SQLITE_IOERR_FSYNC, flags)
+    forward_flushed!(
+        flush,
+        unsafe { layer_file(file) },
+        xSync,
+        ffi::SQLITE_IOERR_FSYNC,
+        flags
+    )
 }
 
 unsafe extern "C" fn file_size_of(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    let this = unsafe { layer_file(file) };
-    let rc = flush(this);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    forward!(this, xFileSize, ffi::SQLITE_IOERR_FSTAT, size)
+    forward_flushed!(
+        flush,
+        unsafe { layer_file(file) },
+        xFileSize,
+        ffi::SQLITE_IOERR_FSTAT,
+        size
+    )
 }
 
 unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
@@ -426,12 +444,14 @@ unsafe extern "C" fn file_control(
     arg: *mut c_void,
 ) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    let this = unsafe { layer_file(file) };
-    let rc = flush(this);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    forward!(this, xFileControl, ffi::SQLITE_NOTFOUND, op, arg)
+    forward_flushed!(
+        flush,
+        unsafe { layer_file(file) },
+        xFileControl,
+        ffi::SQLITE_NOTFOUND,
+        op,
+        arg
+    )
 }
 
 unsafe extern "C" fn sector_size(file: *mut ffi::sqlite3_file) -> c_int {
@@ -471,12 +491,15 @@ unsafe extern "C" fn shm_lock(
     flags: c_int,
 ) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    let this = unsafe { layer_file(file) };
-    let rc = flush_peer_wal(this);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    forward!(this, xShmLock, ffi::SQLITE_IOERR_SHMLOCK, offset, n, flags)
+    forward_flushed!(
+        flush_peer_wal,
+        unsafe { layer_file(file) },
+        xShmLock,
+        ffi::SQLITE_IOERR_SHMLOCK,
+        offset,
+        n,
+        flags
+    )
 }
 
 unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
@@ -490,12 +513,13 @@ unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
 
 unsafe extern "C" fn shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    let this = unsafe { layer_file(file) };
-    let rc = flush_peer_wal(this);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    forward!(this, xShmUnmap, ffi::SQLITE_OK, delete)
+    forward_flushed!(
+        flush_peer_wal,
+        unsafe { layer_file(file) },
+        xShmUnmap,
+        ffi::SQLITE_OK,
+        delete
+    )
 }
 
 unsafe extern "C" fn fetch(

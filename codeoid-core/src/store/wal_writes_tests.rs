@@ -29,6 +29,12 @@ fn value(k: i64, len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Inserts row `k` holding [`value`]`(k, len)`.
+fn insert(conn: &Connection, k: i64, len: usize) {
+    conn.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, len)])
+        .unwrap();
+}
+
 fn rows(conn: &Connection) -> Vec<(i64, Vec<u8>)> {
     let mut stmt = conn.prepare("SELECT k, v FROM t ORDER BY k").unwrap();
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -51,8 +57,7 @@ fn a_commit_of_many_pages_reaches_the_wal_file_in_one_write() {
     let before = counts();
     let tx = conn.unchecked_transaction().unwrap();
     for k in 1..=12 {
-        tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 3000)])
-            .unwrap();
+        insert(&tx, k, 3000);
     }
     tx.commit().unwrap();
     let (asked, made) = counts();
@@ -71,8 +76,7 @@ fn another_connection_on_the_default_vfs_sees_each_commit_as_it_is_acknowledged(
     let mut expected = Vec::new();
     for k in 0..40 {
         let tx = writer.unchecked_transaction().unwrap();
-        tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 5000)])
-            .unwrap();
+        insert(&tx, k, 5000);
         if k % 7 == 3 {
             // Rewrites pages an earlier commit wrote: frames for pages already in the WAL.
             tx.execute(
@@ -100,8 +104,7 @@ fn a_transaction_that_outgrows_the_page_cache_spills_and_commits_whole() {
     let tx = conn.unchecked_transaction().unwrap();
     let mut expected = Vec::new();
     for k in 0..400 {
-        tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 2000)])
-            .unwrap();
+        insert(&tx, k, 2000);
         expected.push((k, value(k, 2000)));
     }
     assert_eq!(
@@ -145,8 +148,7 @@ fn a_rolled_back_transaction_leaves_the_committed_rows_alone() {
     {
         let tx = conn.unchecked_transaction().unwrap();
         for k in 2..300 {
-            tx.execute("INSERT INTO t VALUES (?1, ?2)", params![k, value(k, 2000)])
-                .unwrap();
+            insert(&tx, k, 2000);
         }
         // Dropped: rolled back after spilling frames to the WAL.
     }
