@@ -65,12 +65,14 @@ fn repeated_intent_cut(content: &str, name: &str) -> Option<std::ops::Range<usiz
     let intent = content.strip_prefix(INTENT_HEADER)?;
     // The intent ends where the chunker's next section starts. An intent quoting one of those
     // headers seems to end there, which only leaves more of it in the index.
+    // The reasoning comes before the tool header, so it is looked for only before it: an
+    // episode without reasoning is not read to its end (a 64 KB result) for a header it lacks.
     let reasoning_header = format!("\n\n{REASONING_HEADER}");
     let tool_header = format!("\n\n# Tool: {name}\n\n## Input\n");
-    let end = [reasoning_header.as_str(), tool_header.as_str()]
-        .iter()
-        .filter_map(|header| intent.find(header))
-        .min()?;
+    let end = match intent.find(&tool_header) {
+        Some(tool) => intent[..tool].find(&reasoning_header).unwrap_or(tool),
+        None => intent.find(&reasoning_header)?,
+    };
     let (mut keep, _) = intent[..end]
         .char_indices()
         .nth(REPEATED_INTENT_INDEXED_CHARS)?;
@@ -473,6 +475,29 @@ mod tests {
             "what follows the quote stays: {cut}"
         );
         assert!(!cut.contains(&"a ".repeat(600)));
+    }
+
+    #[test]
+    fn a_call_without_reasoning_ends_its_intent_at_the_tool_header_whatever_its_result_holds() {
+        let intent = "c ".repeat(900);
+        let content = format!(
+            "# User intent\n{intent}\n\n# Tool: Read\n\n## Input\n{{}}\n\n## Result\n\
+             text\n\n# Reasoning\nquoted in the file {}",
+            "d ".repeat(900)
+        );
+        let cut = indexed_text(&content, Some("Read"), true);
+        let kept = "c ".repeat(REPEATED_INTENT_INDEXED_CHARS / 2);
+        assert!(
+            cut.starts_with(&format!(
+                "# User intent\n{}\n\n# Tool: Read",
+                kept.trim_end()
+            )),
+            "{cut}"
+        );
+        assert!(
+            cut.ends_with(&"d ".repeat(900)),
+            "the result is indexed whole"
+        );
     }
 
     #[test]
