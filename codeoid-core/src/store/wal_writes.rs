@@ -5,26 +5,30 @@
 //! the page, so a commit of 12 pages makes 24 `pwrite` calls, each crossing into the kernel and
 //! through the file system's per-call work for the one or two pages it touches. On a one-turn
 //! `record_turn` those calls were the largest single cost of the writer after FTS5 (see
-//! `docs/benchmarks.md`, "WAL writes gathered per commit"). Here contiguous writes to a WAL file
-//! are appended to a buffer, which goes out in writes of up to [`MAX_WRITE`] bytes (one for a
-//! typical commit):
+//! `docs/benchmarks.md`, "WAL writes gathered per commit"). Here a WAL file's whole frames (the
+//! WAL header, frame headers, and the page right after a frame header) are gathered while they
+//! are contiguous, and go out in writes of up to [`MAX_WRITE`] bytes (one for a typical commit):
 //! - right after the page of a commit frame (a frame header whose "database size" field is not
 //!   zero; SQLite always ends a commit with one), inside the `xWrite` that completes it, so an
 //!   I/O error is reported to the commit that caused it;
 //! - before anything that needs the file as written: a read, a sync, a truncate, a size query,
-//!   a file control, a close, and a write anywhere but the buffer's end;
+//!   a file control, a close, and any write that is not gathered;
 //! - when it reaches [`MAX_PENDING`] bytes (long transactions spill pages before they commit).
 //!
-//! A commit frame's header that would start an empty buffer is written through: it is either
-//! a one-frame commit or the checksum rewrite SQLite does at commit, after which no page follows
-//! to flush it.
+//! Everything else is written through, in order: a page rewritten in place, the pieces of a
+//! frame split around a sync at a sector boundary (`synchronous = FULL` without power-safe
+//! overwrite pads commits that way), and a commit frame's header that would start an empty
+//! buffer (a one-frame commit, or the checksum rewrite at commit, after which no page follows).
 //!
 //! Invariants:
 //! - Another connection or process never reads a frame that is still buffered: readers only
-//!   read frames a published wal-index header covers, and the header is published after the
-//!   commit frame, whose write flushes. As a second guard, the database file's shared-memory
-//!   lock and barrier calls flush its WAL's buffer first, so nothing buffered outlives the write
-//!   lock either way.
+//!   read frames a published wal-index header covers, and every commit's frames are in the file
+//!   before its header is published (tests count what is left then: nothing). As a second
+//!   guard, the database file's shared-memory lock, barrier and unmap calls flush its WAL's
+//!   buffer first, so nothing buffered outlives the write lock either. Only frames of a
+//!   rolled-back transaction can still be buffered at an unlock; if writing them fails, the
+//!   unlock happens anyway (SQLite ignores its result, and a lock left held would block every
+//!   other connection).
 //! - An acknowledged commit is in the operating system's hands before `record_turn` returns, as
 //!   without this layer: a process killed at any point loses only what it had not committed.
 //! - Files are the default VFS's files, bytes and locks unchanged: a store written through this
@@ -51,6 +55,9 @@ const MAX_WRITE: usize = 64 << 10;
 
 /// Size of a WAL frame header; bytes 4..8 hold the database size after a commit frame.
 const FRAME_HEADER: usize = 24;
+
+/// Size of the WAL file's own header, written at offset 0 when the WAL (re)starts.
+const WAL_HEADER: usize = 32;
 
 /// The name to pass to `sqlite3_open_v2` for a store file: this layer registered (once per
 /// process) over the default VFS. `None` when it cannot be registered; the store then opens
@@ -120,9 +127,17 @@ struct File {
     /// WAL only: bytes written to SQLite but not yet to the inner file, starting at `pending_at`.
     pending: Vec<u8>,
     pending_at: i64,
-    /// WAL only: where the page of the commit frame whose header was just written goes; the
-    /// write there ends the commit.
-    commit_page_at: Option<i64>,
+    /// WAL only: the frame whose header was the last write, if any.
+    page_after: Option<Frame>,
+}
+
+/// A WAL frame whose header was just written.
+#[derive(Clone, Copy)]
+struct Frame {
+    /// Where its page goes.
+    page_at: i64,
+    /// Whether it is a commit frame: writing its page ends the commit's frames.
+    commits: bool,
 }
 
 /// Offset of the inner file inside the allocation (8-byte aligned, as SQLite aligns files).
@@ -210,6 +225,10 @@ fn flush(file: &mut File) -> c_int {
     let pending = std::mem::take(&mut file.pending);
     for piece in pending.chunks(MAX_WRITE) {
         tally(0, 1);
+        if injected_failure() {
+            rc = ffi::SQLITE_IOERR_WRITE;
+            break;
+        }
         // Pieces are at most MAX_WRITE bytes, well within a c_int.
         let len = piece.len() as c_int;
         let data = piece.as_ptr().cast::<c_void>();
@@ -225,13 +244,18 @@ fn flush(file: &mut File) -> c_int {
     rc
 }
 
-/// Flushes the WAL of database file `file`, if it has one open.
+/// Flushes the WAL of database file `file`, if it has one open: the second guard, on the
+/// database file's shared-memory calls.
 fn flush_peer_wal(file: &mut File) -> c_int {
     if file.kind != Kind::Database || file.peer.is_null() {
         return ffi::SQLITE_OK;
     }
     // SAFETY: a linked WAL unlinks itself when it closes, so a non-null peer is open.
-    flush(unsafe { &mut *file.peer })
+    let wal = unsafe { &mut *file.peer };
+    if !wal.pending.is_empty() {
+        tally_late();
+    }
+    flush(wal)
 }
 
 unsafe extern "C" fn open(
@@ -259,7 +283,7 @@ unsafe extern "C" fn open(
                 peer: ptr::null_mut(),
                 pending: Vec::new(),
                 pending_at: 0,
-                commit_page_at: None,
+                page_after: None,
             },
         );
     }
@@ -300,6 +324,11 @@ unsafe extern "C" fn open(
         if !database.is_null() && unsafe { (*database).pMethods } == &raw const METHODS {
             // SAFETY: checked above: a `File` of this layer.
             let database = unsafe { layer_file(database) };
+            // A database file has one WAL open at a time (its pager's).
+            debug_assert!(
+                database.peer.is_null(),
+                "a second WAL for one database file"
+            );
             database.peer = this;
             this.peer = database;
         }
@@ -359,19 +388,33 @@ unsafe extern "C" fn write(
     tally(1, 0);
     // SAFETY: SQLite passes `amount` readable bytes at `buf`.
     let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
-    let ends_commit = this.commit_page_at == Some(offset);
-    let commit_header = len == FRAME_HEADER && bytes[4..8] != [0; 4];
-    this.commit_page_at = commit_header.then_some(offset + FRAME_HEADER as i64);
+    // Only whole frames are gathered: the WAL header, a frame header, and the page right after
+    // a frame header. Anything else (a page rewritten in place, the pieces of a frame split at
+    // a sector boundary for a sync) is written through, in order.
+    let frame = this.page_after.take();
+    let header = len == FRAME_HEADER;
+    let commit_header = header && bytes[4..8] != [0; 4];
+    if header {
+        this.page_after = Some(Frame {
+            page_at: offset + FRAME_HEADER as i64,
+            commits: commit_header,
+        });
+    }
+    let page = frame.filter(|f| f.page_at == offset);
+    // A commit frame's header with nothing before it is either a one-frame commit or the
+    // checksum rewrite at commit, after which no page follows to write it out.
+    let gathered = (len == WAL_HEADER && offset == 0)
+        || page.is_some()
+        || (header && !(commit_header && this.pending.is_empty()));
     let extends = offset == this.pending_at + this.pending.len() as i64;
-    if !this.pending.is_empty() && (!extends || this.pending.len() + len > MAX_PENDING) {
+    if !this.pending.is_empty() && (!gathered || !extends || this.pending.len() + len > MAX_PENDING)
+    {
         let rc = flush(this);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
     }
-    if this.pending.is_empty() && (commit_header || len > MAX_WRITE) {
-        // A commit frame's header with nothing before it: either a one-frame commit, or the
-        // checksum rewrite at commit, where no page follows to flush it. Written through.
+    if !gathered || len > MAX_WRITE {
         tally(0, 1);
         return forward!(this, xWrite, ffi::SQLITE_IOERR_WRITE, buf, amount, offset);
     }
@@ -379,7 +422,7 @@ unsafe extern "C" fn write(
         this.pending_at = offset;
     }
     this.pending.extend_from_slice(bytes);
-    if ends_commit {
+    if page.is_some_and(|f| f.commits) {
         return flush(this);
     }
     ffi::SQLITE_OK
@@ -491,35 +534,33 @@ unsafe extern "C" fn shm_lock(
     flags: c_int,
 ) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    forward_flushed!(
-        flush_peer_wal,
-        unsafe { layer_file(file) },
-        xShmLock,
-        ffi::SQLITE_IOERR_SHMLOCK,
-        offset,
-        n,
-        flags
-    )
+    let this = unsafe { layer_file(file) };
+    let flushed = flush_peer_wal(this);
+    // An unlock always happens: SQLite ignores its result, and a lock left held would block
+    // every other connection. What can still be buffered at an unlock is only frames of a
+    // transaction that rolled back, which no reader will ever ask for.
+    if flushed != ffi::SQLITE_OK && flags & ffi::SQLITE_SHM_UNLOCK == 0 {
+        return flushed;
+    }
+    forward!(this, xShmLock, ffi::SQLITE_IOERR_SHMLOCK, offset, n, flags)
 }
 
 unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
     // SAFETY: SQLite only calls this on files this layer opened.
     let this = unsafe { layer_file(file) };
-    // Nothing is buffered here on any path SQLite takes (the commit frame flushed); should
-    // that ever change, writing late still beats publishing frames that are not in the file.
+    // Every commit's frames went out with its last one, so nothing is buffered when SQLite
+    // publishes a header (tests count it); writing late would still beat publishing frames that
+    // are not in the file.
     let _ = flush_peer_wal(this);
     forward!(this, xShmBarrier, ());
 }
 
 unsafe extern "C" fn shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
     // SAFETY: SQLite only calls this on files this layer opened.
-    forward_flushed!(
-        flush_peer_wal,
-        unsafe { layer_file(file) },
-        xShmUnmap,
-        ffi::SQLITE_OK,
-        delete
-    )
+    let this = unsafe { layer_file(file) };
+    // As for an unlock: always forwarded (SQLite ignores the result), whatever the flush gave.
+    let _ = flush_peer_wal(this);
+    forward!(this, xShmUnmap, ffi::SQLITE_OK, delete)
 }
 
 unsafe extern "C" fn fetch(
@@ -556,28 +597,62 @@ unsafe extern "C" fn unfetch(
     )
 }
 
-/// Counts, on the calling thread, WAL writes SQLite asked for and writes made to the inner file
-/// (tests only: they show that a commit's frames reach the file in one write).
+/// What tests observe of this layer on their thread: WAL writes SQLite asked for, writes made to
+/// the inner file, and flushes the second guard found something to write (none expected); and
+/// a switch that makes buffered writes fail.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Observed {
+    asked: usize,
+    made: usize,
+    late: usize,
+    fail_writes: bool,
+}
+
+#[cfg(test)]
+thread_local! {
+    static OBSERVED: std::cell::Cell<Observed> = const {
+        std::cell::Cell::new(Observed { asked: 0, made: 0, late: 0, fail_writes: false })
+    };
+}
+
+#[cfg(test)]
+fn observe(change: impl FnOnce(&mut Observed)) -> Observed {
+    OBSERVED.with(|cell| {
+        let mut now = cell.get();
+        change(&mut now);
+        cell.set(now);
+        now
+    })
+}
+
 #[cfg(test)]
 fn tally(asked: usize, made: usize) {
-    WAL_WRITES.with(|c| {
-        let (a, m) = c.get();
-        c.set((a + asked, m + made));
+    observe(|o| {
+        o.asked += asked;
+        o.made += made;
     });
+}
+
+#[cfg(test)]
+fn tally_late() {
+    observe(|o| o.late += 1);
+}
+
+#[cfg(test)]
+fn injected_failure() -> bool {
+    observe(|_| {}).fail_writes
 }
 
 #[cfg(not(test))]
 fn tally(_asked: usize, _made: usize) {}
 
-#[cfg(test)]
-thread_local! {
-    static WAL_WRITES: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
-}
+#[cfg(not(test))]
+fn tally_late() {}
 
-/// WAL writes asked for and made on this thread so far (see [`tally`]).
-#[cfg(test)]
-fn counts() -> (usize, usize) {
-    WAL_WRITES.with(std::cell::Cell::get)
+#[cfg(not(test))]
+fn injected_failure() -> bool {
+    false
 }
 
 #[cfg(test)]

@@ -10,8 +10,15 @@ use super::*;
 /// A connection to `path` through this layer, in WAL mode with automatic checkpoints off (so
 /// the WAL keeps every frame the test writes).
 fn layered(path: &Path) -> Connection {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
-    let conn = Connection::open_with_flags_and_vfs(path, flags, vfs_name().expect("registered"))
+    layered_uri(&path.display().to_string())
+}
+
+/// [`layered`] for a file name that may be a `file:` URI.
+fn layered_uri(name: &str) -> Connection {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags_and_vfs(name, flags, vfs_name().expect("registered"))
         .expect("opens through the layer");
     conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
         .expect("WAL");
@@ -54,14 +61,14 @@ fn a_commit_of_many_pages_reaches_the_wal_file_in_one_write() {
     let conn = layered(&dir.path().join("s.db"));
     // A first commit writes the WAL header too.
     conn.execute("INSERT INTO t VALUES (0, x'00')", []).unwrap();
-    let before = counts();
+    let before = observe(|_| {});
     let tx = conn.unchecked_transaction().unwrap();
     for k in 1..=12 {
         insert(&tx, k, 3000);
     }
     tx.commit().unwrap();
-    let (asked, made) = counts();
-    let (asked, made) = (asked - before.0, made - before.1);
+    let after = observe(|_| {});
+    let (asked, made) = (after.asked - before.asked, after.made - before.made);
     // Each page is a header write and a page write; 36 KB of rows span at least 9 pages.
     assert!(asked >= 18, "SQLite asked for {asked} WAL writes");
     assert_eq!(made, 1, "{asked} WAL writes reached the file as {made}");
@@ -91,6 +98,66 @@ fn another_connection_on_the_default_vfs_sees_each_commit_as_it_is_acknowledged(
         assert_eq!(rows(&reader), expected, "after commit {k}");
     }
     assert_eq!(integrity(&reader), "ok");
+    assert_eq!(
+        observe(|_| {}).late,
+        0,
+        "every commit went out with its last frame"
+    );
+}
+
+#[test]
+fn commits_padded_to_a_sector_for_a_sync_go_out_before_they_are_published() {
+    // Without power-safe overwrite, `synchronous = FULL` pads each commit with copies of its
+    // last frame up to a sector boundary, splitting the frame that crosses it around a sync.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let writer = layered_uri(&format!("file:{}?psow=0", path.display()));
+    writer.pragma_update(None, "synchronous", "FULL").unwrap();
+    let reader = Connection::open(&path).expect("default VFS");
+    let before = observe(|_| {});
+    let mut expected = Vec::new();
+    for k in 0..12 {
+        let tx = writer.unchecked_transaction().unwrap();
+        insert(&tx, k, 3000 + 700 * k as usize);
+        tx.commit().unwrap();
+        expected.push((k, value(k, 3000 + 700 * k as usize)));
+        assert_eq!(rows(&reader), expected, "after commit {k}");
+    }
+    let after = observe(|_| {});
+    assert_eq!(after.late, before.late, "nothing left for the second guard");
+    assert_eq!(integrity(&reader), "ok");
+}
+
+#[test]
+fn a_failed_write_of_rolled_back_frames_still_releases_the_write_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let conn = layered(&path);
+    conn.execute("INSERT INTO t VALUES (0, x'00')", []).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    conn.pragma_update(None, "cache_size", 10).unwrap();
+    // One statement that spills its frames, then a rollback that reads nothing back: the
+    // spilled frames are still buffered when the write lock is released.
+    conn.execute_batch(
+        "BEGIN;
+         WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300)
+         INSERT INTO t SELECT i, randomblob(2000) FROM c;",
+    )
+    .unwrap();
+    let before = observe(|o| o.fail_writes = true);
+    let _ = conn.execute_batch("ROLLBACK");
+    let after = observe(|o| o.fail_writes = false);
+    assert!(
+        after.late > before.late,
+        "the rolled-back frames were written at the unlock"
+    );
+    let other = Connection::open(&path).expect("default VFS");
+    other
+        .execute("INSERT INTO t VALUES (5, x'05')", [])
+        .expect("the write lock was released");
+    assert_eq!(rows(&other), vec![(0, vec![0u8]), (5, vec![5u8])]);
+    assert_eq!(integrity(&other), "ok");
 }
 
 #[test]
