@@ -188,12 +188,13 @@ unsafe extern "C" fn write(
         });
     }
     let page = frame.filter(|f| f.page_at == offset);
-    // A commit frame's header with nothing before it is either a one-frame commit or the
+    let extends = offset == this.pending_at + this.pending.len() as i64;
+    // A commit frame's header that would start the buffer is either a one-frame commit or the
     // checksum rewrite at commit, after which no page follows to write it out.
+    let starts_buffer = this.pending.is_empty() || !extends;
     let gathered = (len == WAL_HEADER && offset == 0)
         || page.is_some()
-        || (header && !(commit_header && this.pending.is_empty()));
-    let extends = offset == this.pending_at + this.pending.len() as i64;
+        || (header && !(commit_header && starts_buffer));
     if !this.pending.is_empty() && (!gathered || !extends || this.pending.len() + len > MAX_PENDING)
     {
         let rc = flush(this);
