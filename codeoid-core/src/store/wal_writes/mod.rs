@@ -5,20 +5,22 @@
 //! the page, so a commit of 12 pages makes 24 `pwrite` calls, each crossing into the kernel and
 //! through the file system's per-call work for the one or two pages it touches. On a one-turn
 //! `record_turn` those calls were the largest single cost of the writer after FTS5 (see
-//! `docs/benchmarks.md`, "WAL writes gathered per commit"). Here a WAL file's whole frames (the
-//! WAL header, frame headers, and the page right after a frame header) are gathered while they
-//! are contiguous, and go out in writes of up to [`MAX_WRITE`] bytes (one for a typical commit):
-//! - right after the page of a commit frame (a frame header whose "database size" field is not
-//!   zero; SQLite always ends a commit with one), inside the `xWrite` that completes it, so an
-//!   I/O error is reported to the commit that caused it;
+//! `docs/benchmarks.md`, "WAL writes gathered per commit"). Here a transaction's contiguous
+//! writes to a WAL file are gathered, and go out in writes of up to [`MAX_WRITE`] bytes (one
+//! for a typical commit):
+//! - right after the page of the commit frame (a frame header whose "database size" field is
+//!   not zero; SQLite always ends a commit's frames with one), inside the `xWrite` that completes
+//!   it, so an I/O error is reported to the commit that caused it;
 //! - before anything that needs the file as written: a read, a sync, a truncate, a size query,
-//!   a file control, a close, and any write that is not gathered;
+//!   a file control, a close, and a write anywhere but the buffer's end;
 //! - when it reaches [`MAX_PENDING`] bytes (long transactions spill pages before they commit).
 //!
-//! Everything else is written through, in order: a page rewritten in place, the pieces of a
-//! frame split around a sync at a sector boundary (`synchronous = FULL` without power-safe
-//! overwrite pads commits that way), and a commit frame's header that would start an empty
-//! buffer (a one-frame commit, or the checksum rewrite at commit, after which no page follows).
+//! After the commit frame's page, everything is written through until the database file's next
+//! shared-memory lock call (the end of the write transaction): what SQLite writes there, the
+//! checksum rewrite of frames the transaction overwrote and, under `synchronous = FULL` without
+//! power-safe overwrite, padding frames split around a sync at a sector boundary, has no later
+//! write to carry it out before the header is published. (In `locking_mode = EXCLUSIVE` there
+//! are no such calls, so after the first commit everything is written through.)
 //!
 //! Invariants:
 //! - Another connection or process never reads a frame that is still buffered: readers only
@@ -56,9 +58,6 @@ const MAX_WRITE: usize = 64 << 10;
 
 /// Size of a WAL frame header; bytes 4..8 hold the database size after a commit frame.
 const FRAME_HEADER: usize = 24;
-
-/// Size of the WAL file's own header, written at offset 0 when the WAL (re)starts.
-const WAL_HEADER: usize = 32;
 
 /// The name to pass to `sqlite3_open_v2` for a store file: this layer registered (once per
 /// process) over the default VFS. `None` when it cannot be registered; the store then opens
@@ -175,42 +174,32 @@ unsafe extern "C" fn write(
     tally(1, 0);
     // SAFETY: SQLite passes `amount` readable bytes at `buf`.
     let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
-    // Only whole frames are gathered: the WAL header, a frame header, and the page right after
-    // a frame header. Anything else (a page rewritten in place, the pieces of a frame split at
-    // a sector boundary for a sync) is written through, in order.
+    if this.committed {
+        // Past the commit's last frame (padding for a sync, the checksum rewrite): through.
+        tally(0, 1);
+        return forward!(this, xWrite, ffi::SQLITE_IOERR_WRITE, buf, amount, offset);
+    }
     let frame = this.page_after.take();
-    let header = len == FRAME_HEADER;
-    let commit_header = header && bytes[4..8] != [0; 4];
-    if header {
+    if len == FRAME_HEADER {
         this.page_after = Some(Frame {
             page_at: offset + FRAME_HEADER as i64,
-            commits: commit_header,
+            commits: bytes[4..8] != [0; 4],
         });
     }
-    let page = frame.filter(|f| f.page_at == offset);
+    let ends_commit = frame.is_some_and(|f| f.commits && f.page_at == offset);
     let extends = offset == this.pending_at + this.pending.len() as i64;
-    // A commit frame's header that would start the buffer is either a one-frame commit or the
-    // checksum rewrite at commit, after which no page follows to write it out.
-    let starts_buffer = this.pending.is_empty() || !extends;
-    let gathered = (len == WAL_HEADER && offset == 0)
-        || page.is_some()
-        || (header && !(commit_header && starts_buffer));
-    if !this.pending.is_empty() && (!gathered || !extends || this.pending.len() + len > MAX_PENDING)
-    {
+    if !this.pending.is_empty() && (!extends || this.pending.len() + len > MAX_PENDING) {
         let rc = flush(this);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
     }
-    if !gathered || len > MAX_WRITE {
-        tally(0, 1);
-        return forward!(this, xWrite, ffi::SQLITE_IOERR_WRITE, buf, amount, offset);
-    }
     if this.pending.is_empty() {
         this.pending_at = offset;
     }
     this.pending.extend_from_slice(bytes);
-    if page.is_some_and(|f| f.commits) {
+    if ends_commit {
+        this.committed = true;
         return flush(this);
     }
     ffi::SQLITE_OK
@@ -274,6 +263,11 @@ unsafe extern "C" fn shm_lock(
     // SAFETY: SQLite only calls this on files this layer opened.
     let this = unsafe { layer_file(file) };
     let flushed = flush_peer_wal(this);
+    if !this.peer.is_null() {
+        // A lock or unlock ends a write transaction or begins one: gathering resumes.
+        // SAFETY: a linked WAL unlinks itself when it closes, so a non-null peer is open.
+        unsafe { (*this.peer).committed = false };
+    }
     // An unlock always happens: SQLite ignores its result, and a lock left held would block
     // every other connection. What can still be buffered at an unlock is only frames of a
     // transaction that rolled back, which no reader will ever ask for.

@@ -129,6 +129,62 @@ fn commits_padded_to_a_sector_for_a_sync_go_out_before_they_are_published() {
 }
 
 #[test]
+fn padding_split_at_any_point_of_a_frame_goes_out_before_it_is_published() {
+    // Small pages against 4 KiB sectors move the sector boundary through every part of a frame
+    // over a few hundred frames; zero-filled pages make a 24-byte piece of a page look like a
+    // frame header that commits nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let name = format!("file:{}?psow=0", path.display());
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI;
+    let layered = Connection::open_with_flags_and_vfs(&name, flags, vfs_name().unwrap()).unwrap();
+    layered.pragma_update(None, "page_size", 1024).unwrap();
+    layered
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+        .unwrap();
+    layered
+        .pragma_update(None, "wal_autocheckpoint", 0)
+        .unwrap();
+    layered.pragma_update(None, "synchronous", "FULL").unwrap();
+    layered
+        .execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        .unwrap();
+    let page_size: i64 = layered
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(page_size, 1024);
+    let before = observe(|_| {});
+    for k in 0..300_i64 {
+        let blob = if k % 2 == 0 {
+            "zeroblob(3000)"
+        } else {
+            "zeroblob(700) || randomblob(9)"
+        };
+        layered
+            .execute(
+                &format!("INSERT OR REPLACE INTO t VALUES (?1, {blob})"),
+                params![k % 40],
+            )
+            .unwrap();
+    }
+    let after = observe(|_| {});
+    assert!(
+        after.asked - before.asked > 1_000,
+        "{} WAL writes",
+        after.asked - before.asked
+    );
+    assert_eq!(after.late, before.late, "nothing left for the second guard");
+    let reader = Connection::open(&path).expect("default VFS");
+    assert_eq!(integrity(&reader), "ok");
+    let count: i64 = reader
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 40);
+}
+
+#[test]
 fn a_failed_write_of_rolled_back_frames_still_releases_the_write_lock() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.db");

@@ -72,6 +72,9 @@ pub(super) struct File {
     /// WAL only: bytes written to SQLite but not yet to the inner file, starting at `pending_at`.
     pub(super) pending: Vec<u8>,
     pub(super) pending_at: i64,
+    /// WAL only: the commit's last frame is written; later writes until the database file's
+    /// next shared-memory lock call go through.
+    pub(super) committed: bool,
     /// WAL only: the frame whose header was the last write, if any.
     pub(super) page_after: Option<Frame>,
 }
@@ -160,6 +163,7 @@ unsafe extern "C" fn open(
                 peer: ptr::null_mut(),
                 pending: Vec::new(),
                 pending_at: 0,
+                committed: false,
                 page_after: None,
             },
         );
