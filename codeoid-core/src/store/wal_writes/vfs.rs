@@ -3,7 +3,9 @@
 //! methods it passes straight through. What is gathered and when it goes out is the parent
 //! module's.
 
+use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::OnceLock;
 
@@ -43,10 +45,20 @@ pub(super) unsafe fn register() -> bool {
     vfs.zName = VFS_NAME.as_ptr();
     vfs.pNext = ptr::null_mut();
     vfs.xOpen = Some(open);
-    let vfs = Box::leak(Box::new(vfs));
-    // SAFETY: `vfs` lives for the process; 0 = not the default VFS.
-    unsafe { ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK }
+    let slot = LAYER.0.get().cast::<ffi::sqlite3_vfs>();
+    // SAFETY: this runs once, before the slot is registered, so nothing else reads it yet.
+    unsafe { slot.write(vfs) };
+    // SAFETY: the slot is static, so it lives for the process; 0 = not the default VFS.
+    unsafe { ffi::sqlite3_vfs_register(slot, 0) == ffi::SQLITE_OK }
 }
+
+/// The registered VFS itself, in static memory rather than a leaked allocation (leak checkers
+/// such as valgrind report those), written once by [`register`]; SQLite then owns its `pNext`.
+struct LayerSlot(UnsafeCell<MaybeUninit<ffi::sqlite3_vfs>>);
+// SAFETY: written once before registration; afterwards only SQLite touches it, under its own
+// mutex.
+unsafe impl Sync for LayerSlot {}
+static LAYER: LayerSlot = LayerSlot(UnsafeCell::new(MaybeUninit::uninit()));
 
 /// What a file opened through this layer is, for where it buffers.
 #[derive(Clone, Copy, PartialEq, Eq)]
