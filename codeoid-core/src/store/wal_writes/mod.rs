@@ -64,7 +64,7 @@ const FRAME_HEADER: usize = 24;
 /// with the default VFS and behaves the same, only with more write calls.
 pub(crate) fn vfs_name() -> Option<&'static CStr> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
-    // SAFETY: called once; `register` only reads the default VFS and leaks what it registers.
+    // SAFETY: called once; `register` reads the default VFS and fills the static slot it registers.
     let registered = *REGISTERED.get_or_init(|| unsafe { vfs::register() });
     registered.then_some(VFS_NAME)
 }
