@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result};
 use codeoid_core::retrieve::ModelChoice;
 use codeoid_core::store::{Store, Workspace, default_path};
-use codeoid_core::{Memory, MemoryConfig};
+use codeoid_core::{ErrorKind, Memory, MemoryConfig};
 
 /// Global options, resolved on demand.
 pub struct Context {
@@ -85,7 +85,15 @@ impl Context {
                 format!("cannot create the store directory {}", parent.display())
             })?;
         }
-        Ok(Arc::new(Store::open(&path)?))
+        match Store::open(&path) {
+            Ok(store) => Ok(Arc::new(store)),
+            // A command that only reads can read a store it may not write (read-only media or
+            // mount, another user's file) without writing anything to it.
+            Err(e) if !self.creates_store && e.kind() == ErrorKind::Io => {
+                Ok(Arc::new(Store::open_read_only(&path)?))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// A memory bound to the selected workspace (a directory, a `ws_…` id, or the current

@@ -484,6 +484,76 @@ fn the_claude_code_hook_rewrites_bash_calls_with_the_session() {
     );
 }
 
+/// A folder this process cannot write while it lives: permissions, or the immutable attribute
+/// when running as root (which ignores permissions).
+struct ReadOnlyFolder(PathBuf, bool);
+
+impl ReadOnlyFolder {
+    fn new(folder: &Path) -> Option<ReadOnlyFolder> {
+        use std::os::unix::fs::PermissionsExt;
+        let writable = || {
+            let probe = folder.join(".probe");
+            let ok = std::fs::write(&probe, b"x").is_ok();
+            let _ = std::fs::remove_file(&probe);
+            ok
+        };
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let mut guard = ReadOnlyFolder(folder.to_path_buf(), false);
+        if writable() {
+            guard.1 = Command::new("chattr")
+                .arg("+i")
+                .arg(folder)
+                .status()
+                .is_ok_and(|s| s.success());
+        }
+        (!writable()).then_some(guard)
+    }
+}
+
+impl Drop for ReadOnlyFolder {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.1 {
+            let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+        }
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+#[test]
+fn read_commands_read_a_store_they_may_not_write() {
+    let env = Env::new();
+    stdout(&env.codeoid(&["quickstart"]));
+    let workspace = env.dir.path().join("store/demo-workspace");
+    let ws = workspace.to_str().unwrap();
+    let stats = stdout(&env.codeoid(&["stats"]));
+    let timeline = stdout(&env.codeoid(&["-w", ws, "timeline"]));
+    let folder = env.db().parent().unwrap().to_path_buf();
+    let store = std::fs::read(env.db()).unwrap();
+    let Some(guard) = ReadOnlyFolder::new(&folder) else {
+        eprintln!("cannot make a folder read-only in this environment; skipping");
+        return;
+    };
+    assert_eq!(stdout(&env.codeoid(&["stats"])), stats);
+    assert_eq!(stdout(&env.codeoid(&["-w", ws, "timeline"])), timeline);
+    let recalled = stdout(&env.codeoid(&["-w", ws, "recall", "crash on arrays inside arrays"]));
+    assert!(recalled.contains("episode_id: ep_"), "{recalled}");
+    // A command that records still needs write access, and says so.
+    let log = evaldata().join("claude-code-sessions/spotter/short.jsonl");
+    let refused = env.codeoid(&["import", log.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("cannot open store"), "{stderr}");
+    drop(guard);
+    assert_eq!(std::fs::read(env.db()).unwrap(), store);
+    let mut names: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["codeoid.db", "demo-workspace"]);
+}
+
 #[test]
 fn recall_finds_earlier_work_by_meaning_and_recall_file_the_last_read() {
     let env = Env::new();

@@ -3,8 +3,10 @@
 //!
 //! Settings every connection gets: the busy timeout (so a lock held by another connection or
 //! process is waited for, not reported), foreign keys on, and a prepared-statement cache sized for
-//! the store's hot paths, and files opened through the WAL write layer (`wal_writes`). Journal mode and `synchronous` are set once by the store after the file
-//! has been recognized as a codeoid store, so a foreign file is never modified.
+//! the store's hot paths. Read-write files are opened through the WAL write layer (`wal_writes`);
+//! read-only ones (`ReadOnly`) through the default VFS, which they never write. Journal mode
+//! (`set_wal`) and `synchronous` are set by the store after the file has been recognized as a
+//! codeoid store, so a foreign file is never modified.
 //!
 //! It deliberately does not know the schema.
 
@@ -49,6 +51,86 @@ pub(crate) fn open(path: &Path, busy_timeout: Duration, cache_kib: i64) -> Resul
     .map_err(|e| open_error(path, e))?;
     configure(&conn, busy_timeout, cache_kib).map_err(|e| open_error(path, e))?;
     Ok(conn)
+}
+
+/// How the connections of a store opened without write access reach its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadOnly {
+    /// Read-only connections that share the WAL index (`-shm`) with any writer, as usual.
+    Shared,
+    /// `immutable=1`: no locks and no WAL index, for a file whose folder cannot take one and
+    /// whose WAL holds nothing (checked before this is chosen).
+    Immutable,
+}
+
+/// Opens a read-only connection to the existing file `path`, in `mode`, with the busy timeout
+/// and a page cache of `cache_kib` applied. Never creates or writes a file of its own (SQLite
+/// may create the `-shm` beside a store whose folder it can write).
+pub(crate) fn open_read_only(
+    path: &Path,
+    busy_timeout: Duration,
+    cache_kib: i64,
+    mode: ReadOnly,
+) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let opened = match mode {
+        ReadOnly::Shared => Connection::open_with_flags(path, flags),
+        ReadOnly::Immutable => {
+            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+        }
+    };
+    let conn = opened.map_err(|e| open_error(path, e))?;
+    configure(&conn, busy_timeout, cache_kib).map_err(|e| open_error(path, e))?;
+    conn.pragma_update(None, "query_only", true)
+        .map_err(|e| open_error(path, e))?;
+    Ok(conn)
+}
+
+/// The `file:` URI that opens `path` with `immutable=1`: every byte outside the unreserved set
+/// percent-encoded, so `?`, `#` and `%` in a folder's name stay part of the path.
+fn immutable_uri(path: &Path) -> String {
+    use std::fmt::Write as _;
+    let mut uri = String::from("file:");
+    for &byte in path.as_os_str().as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            let _ = write!(uri, "%{byte:02X}");
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// Switches the file to WAL, retrying while another process holds the lock that needs.
+pub(crate) fn set_wal(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        let result =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
+        match result {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(Error::new(
+                    ErrorKind::Io,
+                    format!(
+                        "cannot switch store {} to WAL mode (journal mode stayed {mode:?}); keep \
+                         the store on a local filesystem",
+                        path.display()
+                    ),
+                ));
+            }
+            Err(e)
+                if matches!(
+                    sqlite_code(&e),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) && started.elapsed() < busy_timeout =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(open_error(path, e)),
+        }
+    }
 }
 
 /// Opens a private in-memory database with the same settings.
@@ -99,7 +181,8 @@ pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
             ErrorKind::Io,
             format!(
                 "cannot open store {shown}; check that its directory exists and is writable \
-                 (the store also needs to create {shown}-wal and {shown}-shm next to it)"
+                 (the store also needs to create {shown}-wal and {shown}-shm next to it), or \
+                 open it read-only to read it"
             ),
         )
         .with_source(e),
@@ -167,5 +250,17 @@ mod tests {
         let not_db = open_error(Path::new("/x/y.db"), failure(rusqlite::ffi::SQLITE_NOTADB));
         assert_eq!(not_db.kind(), ErrorKind::Corrupt);
         assert!(not_db.message().contains("/x/y.db"));
+    }
+
+    #[test]
+    fn immutable_uris_keep_every_byte_of_the_path() {
+        assert_eq!(
+            immutable_uri(Path::new("/data/a b/c?d#e%f.db")),
+            "file:/data/a%20b/c%3Fd%23e%25f.db?immutable=1"
+        );
+        assert_eq!(
+            immutable_uri(Path::new("rel/é.db")),
+            "file:rel/%C3%A9.db?immutable=1"
+        );
     }
 }

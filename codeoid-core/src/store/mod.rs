@@ -14,7 +14,8 @@
 //! writer is idle (see `idle_merge`).
 //!
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
-//! `connection` (settings, error mapping), `wal_writes` (one WAL write per commit), `checkpoint` (background WAL checkpoints),
+//! `connection` (settings, error mapping), `read_only` (opening without write access),
+//! `wal_writes` (one WAL write per commit), `checkpoint` (background WAL checkpoints),
 //! `idle_merge` (FTS5 merges between writes),
 //! [`workspace`] (identity), `sessions`, `record` (turns in, the one-transaction write path),
 //! `prepared` (what a turn's rows hold, computed before the write), `pipeline` (a batch prepared
@@ -44,6 +45,7 @@ mod lexical;
 mod pipeline;
 mod prepared;
 mod read_hashes;
+mod read_only;
 mod record;
 mod render;
 mod rotation;
@@ -127,6 +129,10 @@ pub struct StoreOptions {
     /// recorded, so `recall_file` can tell whether they changed since. Meant for live sessions;
     /// off by default because an import would hash today's file, not the one that was read.
     pub hash_read_files: bool,
+    /// Open an existing store for reading only (default off): for a store on read-only media or
+    /// a read-only mount, or a file this process may not write. Every write then fails with
+    /// [`ErrorKind::Io`]; see [`Store::open_read_only`].
+    pub read_only: bool,
 }
 
 impl Default for StoreOptions {
@@ -136,6 +142,7 @@ impl Default for StoreOptions {
             max_episode_bytes: DEFAULT_MAX_EPISODE_BYTES,
             chunker: ChunkerConfig::default(),
             hash_read_files: false,
+            read_only: false,
         }
     }
 }
@@ -151,6 +158,9 @@ pub struct Store {
     /// Shared with the merge thread, which merges FTS segments on it while no write runs.
     writer: Arc<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
+    /// How connections open the file when the store was opened without write access
+    /// ([`Store::open_read_only`]); `None` for a store that writes.
+    read_only: Option<connection::ReadOnly>,
 }
 
 /// The default store file: `$CODEOID_DB` when set and non-empty, else `codeoid.db` in the
@@ -182,7 +192,9 @@ impl Store {
         Store::open_with(path, StoreOptions::default())
     }
 
-    /// Opens (creating when missing, along with its directory) the store at `path`.
+    /// Opens (creating when missing, along with its directory) the store at `path`; with
+    /// `options.read_only`, opens the existing store for reading only (see
+    /// [`Store::open_read_only`]).
     ///
     /// # Errors
     /// - [`ErrorKind::Io`] naming the path when the directory cannot be created or written.
@@ -191,8 +203,12 @@ impl Store {
     ///   the file is left untouched.
     /// - [`ErrorKind::InvalidInput`] when `options.max_episode_bytes` is below
     ///   [`MIN_CAP_BYTES`].
+    /// - With `options.read_only`, the errors of [`Store::open_read_only`].
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let path = path.as_ref();
+        if options.read_only {
+            return read_only::open(path, options);
+        }
         validate_path(path)?;
         validate_options(&options)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -202,7 +218,7 @@ impl Store {
         let mut conn = connection::open(path, options.busy_timeout, connection::WRITER_CACHE_KIB)?;
         let state = schema::inspect(&conn, path)?;
         // Only now, with the file known to be ours (or empty), may anything write to it.
-        set_wal(&conn, path, options.busy_timeout)?;
+        connection::set_wal(&conn, path, options.busy_timeout)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| connection::open_error(path, e))?;
         // Checkpoints run on the checkpointer's thread, not inside a commit (see `checkpoint`);
@@ -247,15 +263,23 @@ impl Store {
             options,
             writer,
             readers: Mutex::new(Vec::new()),
+            read_only: None,
         })
     }
 
     /// A private in-memory store (one connection), for unit tests and throwaway use.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidInput`] for bad options; [`ErrorKind::Database`] if SQLite fails.
+    /// [`ErrorKind::InvalidInput`] for bad options (`read_only` among them);
+    /// [`ErrorKind::Database`] if SQLite fails.
     pub fn open_in_memory_with(options: StoreOptions) -> Result<Store> {
         validate_options(&options)?;
+        if options.read_only {
+            return Err(Error::invalid_input(
+                "read_only is set for an in-memory store, which starts empty and has nothing to \
+                 read; give a store file, or drop read_only",
+            ));
+        }
         let mut conn = connection::open_in_memory(options.busy_timeout)?;
         schema::migrate(&mut conn)?;
         Ok(Store {
@@ -265,6 +289,7 @@ impl Store {
             options,
             writer: Arc::new(Mutex::new(conn)),
             readers: Mutex::new(Vec::new()),
+            read_only: None,
         })
     }
 
@@ -317,6 +342,9 @@ impl Store {
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer connection and commits.
     /// `context` describes the operation for error messages.
     fn write<T>(&self, context: &str, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        if self.read_only.is_some() {
+            return Err(self.refused_write(context));
+        }
         let _write = self
             .merger
             .as_ref()
@@ -350,16 +378,7 @@ impl Store {
             .pop();
         let conn = match pooled {
             Some(conn) => conn,
-            None => {
-                let conn = connection::open(
-                    path,
-                    self.options.busy_timeout,
-                    connection::READER_CACHE_KIB,
-                )?;
-                conn.pragma_update(None, "query_only", true)
-                    .map_err(|e| connection::open_error(path, e))?;
-                conn
-            }
+            None => self.open_reader(path)?,
         };
         let result = in_read_tx(&conn, f);
         let mut pool = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
@@ -367,6 +386,18 @@ impl Store {
             pool.push(conn);
         }
         result
+    }
+
+    /// A new read connection to `path`, opened the way this store's file allows.
+    fn open_reader(&self, path: &Path) -> Result<Connection> {
+        let (timeout, cache) = (self.options.busy_timeout, connection::READER_CACHE_KIB);
+        if let Some(mode) = self.read_only {
+            return connection::open_read_only(path, timeout, cache, mode);
+        }
+        let conn = connection::open(path, timeout, cache)?;
+        conn.pragma_update(None, "query_only", true)
+            .map_err(|e| connection::open_error(path, e))?;
+        Ok(conn)
     }
 }
 
@@ -401,37 +432,6 @@ fn validate_options(options: &StoreOptions) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Switches the file to WAL, retrying while another process holds the lock that needs.
-fn set_wal(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()> {
-    let started = std::time::Instant::now();
-    loop {
-        let result =
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
-        match result {
-            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
-            Ok(mode) => {
-                return Err(Error::new(
-                    ErrorKind::Io,
-                    format!(
-                        "cannot switch store {} to WAL mode (journal mode stayed {mode:?}); keep \
-                         the store on a local filesystem",
-                        path.display()
-                    ),
-                ));
-            }
-            Err(e)
-                if matches!(
-                    connection::sqlite_code(&e),
-                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-                ) && started.elapsed() < busy_timeout =>
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => return Err(connection::open_error(path, e)),
-        }
-    }
 }
 
 /// The path that asks for a private in-memory store, as in `sqlite3`: `Memory::open` and the

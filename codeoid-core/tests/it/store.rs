@@ -7,6 +7,7 @@ mod canonical_doc;
 mod faults;
 mod lexical;
 mod merge;
+mod read_only;
 mod real_logs;
 mod record;
 mod render;
@@ -101,5 +102,67 @@ pub fn usage(input: u64, output: u64, primary: bool) -> Usage {
             primary,
             ..CallUsage::default()
         }],
+    }
+}
+
+/// Makes a file or folder unwritable for this process (permissions, or the immutable attribute
+/// when running as root, which ignores permissions). Undone on drop. `None` when neither works
+/// here.
+pub struct Unwritable {
+    path: std::path::PathBuf,
+    mode: u32,
+    immutable: bool,
+}
+
+impl Unwritable {
+    pub fn new(path: &std::path::Path) -> Option<Unwritable> {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        let read_only = if path.is_dir() { 0o555 } else { 0o444 };
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(read_only)).unwrap();
+        let mut guard = Unwritable {
+            path: path.to_path_buf(),
+            mode,
+            immutable: false,
+        };
+        if guard.writable() {
+            let ok = std::process::Command::new("chattr")
+                .arg("+i")
+                .arg(path)
+                .status()
+                .is_ok_and(|s| s.success());
+            guard.immutable = ok;
+            if !ok || guard.writable() {
+                return None;
+            }
+        }
+        Some(guard)
+    }
+
+    fn writable(&self) -> bool {
+        if self.path.is_dir() {
+            let probe = self.path.join(".probe");
+            let ok = std::fs::write(&probe, b"x").is_ok();
+            let _ = std::fs::remove_file(&probe);
+            ok
+        } else {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&self.path)
+                .is_ok()
+        }
+    }
+}
+
+impl Drop for Unwritable {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.immutable {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.path)
+                .status();
+        }
+        let _ = std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(self.mode));
     }
 }

@@ -9,6 +9,7 @@
 //! embedded never receives its predecessor's vectors; rotation events and the model's own
 //! memory-tool calls (see [`bookkeeping`]) are neither embedded nor indexed.
 
+use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
@@ -228,8 +229,13 @@ fn process(shared: &Shared, embedder: &Embedder, batch: &[&QueuedEpisode]) -> Re
         .iter()
         .map(|(meta, windows)| (meta.pk, meta.id.as_str(), windows.clone()))
         .collect();
-    // Episodes deleted while they were embedded are skipped, and stay out of the index.
-    let written = shared.store.put_vectors_at(model, &batch)?;
+    // Episodes deleted while they were embedded are skipped, and stay out of the index. A store
+    // opened read-only keeps no vectors: they live in this process's index only.
+    let written: HashSet<i64> = if shared.store.is_read_only() {
+        batch.iter().map(|(pk, ..)| *pk).collect()
+    } else {
+        shared.store.put_vectors_at(model, &batch)?
+    };
     for (meta, windows) in &embedded {
         if written.contains(&meta.pk) {
             add_to_index(shared, meta, windows);
@@ -279,6 +285,9 @@ fn yield_to_queries(shared: &Shared) {
 /// thousand per transaction so recording is never held up for long. Returns `true` when there
 /// is nothing left to do.
 pub(super) fn drop_old_models(shared: &Shared, model: &str) -> bool {
+    if shared.store.is_read_only() {
+        return true;
+    }
     let keep = chrono::Duration::from_std(shared.config.keep_other_models)
         .unwrap_or(chrono::Duration::MAX);
     let used_since = Utc::now()

@@ -24,6 +24,7 @@ use serde_json::json;
 use super::{FILLER, exchange, model_config, open_in, record_filler, session};
 use crate::embed::checkpoint_copy;
 use crate::embed::download::{HubServer, locator};
+use crate::store::Unwritable;
 
 const CHILD_TEST: &str = "retrieve::worker::child_process";
 
@@ -98,6 +99,50 @@ fn no_model_means_lexical_recall_with_one_warning_then_a_backfill() {
         .recall(None, &RecallQuery::new("how do I set up the package"))
         .unwrap();
     assert!(hits[0].components.vec > 0.0);
+}
+
+#[test]
+fn a_read_only_store_is_embedded_in_memory_and_keeps_no_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let lexical = open_in(
+        dir.path(),
+        MemoryConfig {
+            embedding: EmbeddingConfig {
+                model: ModelChoice::Disabled,
+                ..EmbeddingConfig::default()
+            },
+            ..MemoryConfig::default()
+        },
+    );
+    let s = session(&lexical, "work");
+    record_filler(&lexical, &s, 0);
+    drop(lexical);
+    let before = std::fs::read(dir.path().join("codeoid.db")).unwrap();
+    let Some(_guard) = Unwritable::new(dir.path()) else {
+        eprintln!("cannot make a folder read-only in this environment; skipping");
+        return;
+    };
+
+    let mut config = model_config();
+    config.store.read_only = true;
+    let memory = open_in(dir.path(), config);
+    memory.flush().unwrap();
+    assert!(memory.warnings().is_empty(), "{:?}", memory.warnings());
+    let status = memory.embedding_status();
+    assert_eq!(status.phase, EmbeddingPhase::Ready);
+    assert_eq!(status.indexed_episodes, FILLER.len());
+    let hits = memory
+        .recall(None, &RecallQuery::new("how do I set up the package"))
+        .unwrap();
+    assert!(hits[0].components.vec > 0.0, "{:?}", hits[0].components);
+    assert!(embedded(&memory, &model_id(&memory)).is_empty());
+    let err = memory.start_session(Default::default()).unwrap_err();
+    assert_eq!(err.kind(), codeoid_core::ErrorKind::Io, "{err}");
+    drop(memory);
+    assert_eq!(
+        std::fs::read(dir.path().join("codeoid.db")).unwrap(),
+        before
+    );
 }
 
 #[test]

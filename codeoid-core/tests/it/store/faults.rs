@@ -5,7 +5,7 @@
 //! [`child_process`], which reads its role from `CODEOID_IT_CHILD`.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use codeoid_core::ErrorKind;
@@ -13,7 +13,7 @@ use codeoid_core::canonical::Turn;
 use codeoid_core::store::{NewSession, Store};
 use serde_json::json;
 
-use super::{at, call, result, session, temp_store, workspace};
+use super::{Unwritable, at, call, result, session, temp_store, workspace};
 
 const CHILD_TEST: &str = "store::faults::child_process";
 
@@ -445,53 +445,6 @@ fn a_store_from_a_newer_codeoid_is_refused_and_left_untouched() {
     assert!(kept.contains("precious"));
 }
 
-/// Makes `dir` unwritable for this process (permissions, or the immutable attribute when running
-/// as root, which ignores permissions). Undone on drop. `None` when neither works here.
-struct ReadOnlyDir {
-    dir: PathBuf,
-    immutable: bool,
-}
-
-impl ReadOnlyDir {
-    fn new(dir: &Path) -> Option<ReadOnlyDir> {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
-        let mut guard = ReadOnlyDir {
-            dir: dir.to_path_buf(),
-            immutable: false,
-        };
-        if guard.writable() {
-            let ok = Command::new("chattr")
-                .arg("+i")
-                .arg(dir)
-                .status()
-                .is_ok_and(|s| s.success());
-            guard.immutable = ok;
-            if !ok || guard.writable() {
-                return None;
-            }
-        }
-        Some(guard)
-    }
-
-    fn writable(&self) -> bool {
-        let probe = self.dir.join(".probe");
-        let ok = std::fs::write(&probe, b"x").is_ok();
-        let _ = std::fs::remove_file(&probe);
-        ok
-    }
-}
-
-impl Drop for ReadOnlyDir {
-    fn drop(&mut self) {
-        use std::os::unix::fs::PermissionsExt;
-        if self.immutable {
-            let _ = Command::new("chattr").arg("-i").arg(&self.dir).status();
-        }
-        let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o755));
-    }
-}
-
 #[test]
 fn a_read_only_directory_is_an_io_error_naming_the_path() {
     let dir = tempfile::tempdir().unwrap();
@@ -505,7 +458,7 @@ fn a_read_only_directory_is_an_io_error_naming_the_path() {
             .record_turn(&s.id, &at(Turn::user_text("kept"), "u", 1))
             .unwrap();
     }
-    let Some(guard) = ReadOnlyDir::new(&ro) else {
+    let Some(guard) = Unwritable::new(&ro) else {
         eprintln!("cannot make a directory read-only in this environment; skipping");
         return;
     };

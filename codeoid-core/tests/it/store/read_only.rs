@@ -1,0 +1,219 @@
+//! Reading a store without write access (`Store::open_read_only`): a folder nothing may write,
+//! a file that may not be written, a WAL left with commits, and paths that hold no store.
+
+use std::path::Path;
+
+use codeoid_core::ErrorKind;
+use codeoid_core::canonical::Turn;
+use codeoid_core::store::{LexicalFilters, Store, TimelineQuery, schema::SCHEMA_VERSION};
+use serde_json::json;
+
+use super::{Unwritable, at, call, result, session, workspace};
+
+/// Records one exchange with a tool call in a new session of workspace `/w`: a prompt, a
+/// `grep` call, its result naming `needle_word`, an answer. Returns the session id.
+fn exchange(store: &Store, needle_word: &str) -> String {
+    let s = session(store, &workspace("/w"), "s", 0);
+    store
+        .record_turns(
+            &s.id,
+            &[
+                at(Turn::user_text("find the parser bug"), "u1", 1),
+                at(
+                    call("c1", "Bash", json!({"command": "grep -rn parse"})),
+                    "a1",
+                    2,
+                ),
+                at(
+                    result("c1", &format!("src/parse.rs:9 {needle_word}"), false),
+                    "r1",
+                    3,
+                ),
+                at(Turn::assistant_text("fixed"), "a2", 4),
+            ],
+        )
+        .unwrap();
+    s.id
+}
+
+/// Every file in `dir`, sorted, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// Checks that `store` reads what [`exchange`] recorded, and refuses to write.
+fn reads_everything_and_writes_nothing(store: &Store, session_id: &str) {
+    let ws = workspace("/w");
+    assert!(store.is_read_only());
+    assert_eq!(store.sessions(ws.id()).unwrap().len(), 1);
+    assert_eq!(store.turns(session_id, ..).unwrap().len(), 4);
+    let page = store.timeline(ws.id(), &TimelineQuery::default()).unwrap();
+    let call = page
+        .episodes
+        .iter()
+        .find(|e| e.tool_name.as_deref() == Some("Bash"))
+        .expect("the tool call's episode");
+    let episode = store.episode(ws.id(), &call.id).unwrap();
+    assert!(
+        episode.content.contains("quuxification"),
+        "{}",
+        episode.content
+    );
+    let hits = store
+        .lexical_search(ws.id(), "quuxification", &LexicalFilters::default(), 5)
+        .unwrap();
+    assert_eq!(hits[0].header.id, call.id);
+
+    let err = store
+        .record_turn(session_id, &Turn::user_text("more"))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io, "{}", err.full_message());
+    assert!(err.message().contains("opened read-only"), "{err}");
+    let err = store.finish_session(session_id).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io, "{}", err.full_message());
+}
+
+#[test]
+fn a_store_in_a_folder_nothing_may_write_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("ro");
+    std::fs::create_dir(&folder).unwrap();
+    let path = folder.join("codeoid.db");
+    let session_id = {
+        let store = Store::open(&path).unwrap();
+        exchange(&store, "quuxification")
+    };
+    let before = files(&folder);
+    assert_eq!(before.len(), 1, "a closed store is one file");
+    let Some(guard) = Unwritable::new(&folder) else {
+        eprintln!("cannot make a folder read-only in this environment; skipping");
+        return;
+    };
+    assert_eq!(Store::open(&path).err().unwrap().kind(), ErrorKind::Io);
+
+    let store = Store::open_read_only(&path).unwrap();
+    reads_everything_and_writes_nothing(&store, &session_id);
+    drop(store);
+    drop(guard);
+    assert_eq!(files(&folder), before, "nothing written, nothing created");
+}
+
+#[test]
+fn a_read_only_store_sees_what_a_writer_commits_after_it_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    let writer = Store::open(&path).unwrap();
+    let session_id = exchange(&writer, "quuxification");
+    let Some(_guard) = Unwritable::new(&path) else {
+        eprintln!("cannot make a file read-only in this environment; skipping");
+        return;
+    };
+    let reader = Store::open_read_only(&path).unwrap();
+    reads_everything_and_writes_nothing(&reader, &session_id);
+
+    writer
+        .record_turn(&session_id, &at(Turn::user_text("zymurgy next"), "u2", 5))
+        .unwrap();
+    let turns = reader.turns(&session_id, ..).unwrap();
+    assert_eq!(turns.len(), 5);
+    assert_eq!(turns[4].turn.text(), "zymurgy next");
+}
+
+#[test]
+fn a_wal_holding_commits_where_no_index_can_be_created_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.db");
+    let store = Store::open(&live).unwrap();
+    let session_id = exchange(&store, "quuxification");
+    let wal_of =
+        |p: &Path| p.with_file_name(format!("{}-wal", p.file_name().unwrap().to_string_lossy()));
+    assert!(std::fs::metadata(wal_of(&live)).unwrap().len() > 0);
+
+    // The store's files as a killed writer leaves them: a WAL with commits, no -shm.
+    let folder = dir.path().join("copy");
+    std::fs::create_dir(&folder).unwrap();
+    let copy = folder.join("codeoid.db");
+    std::fs::copy(&live, &copy).unwrap();
+    std::fs::copy(wal_of(&live), wal_of(&copy)).unwrap();
+    let before = files(&folder);
+    let Some(guard) = Unwritable::new(&folder) else {
+        eprintln!("cannot make a folder read-only in this environment; skipping");
+        return;
+    };
+    let err = Store::open_read_only(&copy).err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Io, "{}", err.full_message());
+    assert!(err.message().contains("codeoid.db-wal"), "{err}");
+    assert!(err.message().contains("write access"), "{err}");
+    drop(guard);
+    assert_eq!(files(&folder), before);
+
+    // Where the index can be created, the same files read whole, WAL included.
+    let reader = Store::open_read_only(&copy).unwrap();
+    assert_eq!(reader.turns(&session_id, ..).unwrap().len(), 4);
+}
+
+#[test]
+fn paths_that_hold_no_readable_store_are_refused_and_left_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let missing = dir.path().join("sub").join("none.db");
+    let err = Store::open_read_only(&missing).err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(err.message().contains("none.db"), "{err}");
+    assert!(!dir.path().join("sub").exists(), "no folder created");
+
+    let err = Store::open_read_only(dir.path()).err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.message().contains("is a directory"), "{err}");
+
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let err = Store::open_read_only(&empty).err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(err.message().contains("empty"), "{err}");
+
+    let foreign = dir.path().join("app.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes(body TEXT)")
+        .unwrap();
+    let err = Store::open_read_only(&foreign).err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+
+    let mut options = codeoid_core::store::StoreOptions::default();
+    options.read_only = true;
+    let err = Store::open_in_memory_with(options).err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.message().contains("read_only"), "{err}");
+
+    for (version, kind, needle) in [
+        (
+            SCHEMA_VERSION + 1,
+            ErrorKind::SchemaTooNew,
+            "upgrade codeoid",
+        ),
+        (SCHEMA_VERSION - 1, ErrorKind::Io, "needs write access"),
+    ] {
+        let path = dir.path().join(format!("v{version}.db"));
+        drop(Store::open(&path).unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", version).unwrap();
+        drop(conn);
+        let before = std::fs::read(&path).unwrap();
+        let err = Store::open_read_only(&path).err().unwrap();
+        assert_eq!(err.kind(), kind, "{}", err.full_message());
+        assert!(err.message().contains(needle), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "not migrated");
+    }
+}
