@@ -484,7 +484,9 @@ struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
  * false opens no file), `rotation` and `index` (objects of settings to change, named as in
  * `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
  * `max_episode_bytes`, `hash_read_files` (default false: hash read files inside the write
- * that records them, bulk recording and imports included), `include_thinking`), `embeddings`
+ * that records them, bulk recording and imports included), `include_thinking`, `read_only`
+ * (default false: open an existing store for reading only, every write then fails with
+ * `CODEOID_ERROR_IO`; see `docs/store.md`)), `embeddings`
  * (the model recall uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a
  * checkpoint directory), `download` (false: never download a model)), and `from_env` (start
  * from the `CODEOID_*` environment variables instead of the defaults). Unknown keys are an

@@ -62,6 +62,7 @@ struct StoreSettings {
     max_episode_bytes: Option<usize>,
     hash_read_files: Option<bool>,
     include_thinking: Option<bool>,
+    read_only: Option<bool>,
 }
 
 /// Which embedding model recall uses; every field optional.
@@ -164,6 +165,9 @@ impl OpenConfig {
             if let Some(thinking) = store.include_thinking {
                 config.store.chunker.include_thinking = thinking;
             }
+            if let Some(read_only) = store.read_only {
+                config.store.read_only = read_only;
+            }
         }
         Ok(config)
     }
@@ -181,7 +185,9 @@ impl OpenConfig {
 /// false opens no file), `rotation` and `index` (objects of settings to change, named as in
 /// `docs/rotation.md` and `docs/workspace-index.md`), `store` (`busy_timeout_ms`,
 /// `max_episode_bytes`, `hash_read_files` (default false: hash read files inside the write
-/// that records them, bulk recording and imports included), `include_thinking`), `embeddings`
+/// that records them, bulk recording and imports included), `include_thinking`, `read_only`
+/// (default false: open an existing store for reading only, every write then fails with
+/// `CODEOID_ERROR_IO`; see `docs/store.md`)), `embeddings`
 /// (the model recall uses: `enabled` (false: lexical recall, no worker thread), `model_dir` (a
 /// checkpoint directory), `download` (false: never download a model)), and `from_env` (start
 /// from the `CODEOID_*` environment variables instead of the defaults). Unknown keys are an

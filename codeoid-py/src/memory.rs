@@ -37,7 +37,8 @@ use crate::repr::Repr;
 /// Recall ranks with an embedding model, loaded (or downloaded) by a background thread and
 /// found as the CLI finds it: `CODEOID_MODEL_DIR`, the Hugging Face cache, then a download.
 /// `model_dir` names a checkpoint directory instead; `embeddings=False` turns the model off
-/// (recall ranks by words, recency and paths).
+/// (recall ranks by words, recency and paths). `read_only=True` opens an existing store for
+/// reading only (read-only media or mount, another user's file): every write then raises.
 ///
 /// Use it as a context manager, or call `close()`; any method called after `close()` raises
 /// `InvalidInputError`. Safe to share between threads: calls release the GIL.
@@ -80,6 +81,7 @@ impl PyMemory {
         hash_read_files = None,
         max_episode_bytes = None,
         busy_timeout = None,
+        read_only = None,
         embeddings = None,
         model_dir = None,
         env = true,
@@ -102,6 +104,7 @@ impl PyMemory {
         hash_read_files: Option<bool>,
         max_episode_bytes: Option<Count>,
         busy_timeout: Option<f64>,
+        read_only: Option<bool>,
         embeddings: Option<bool>,
         model_dir: Option<PathBuf>,
         env: bool,
@@ -185,6 +188,9 @@ impl PyMemory {
             }
             if let Some(timeout) = busy_timeout {
                 options.busy_timeout = timeout;
+            }
+            if let Some(read_only) = read_only {
+                options.read_only = read_only;
             }
             config.db_path = path;
             config.store = options;

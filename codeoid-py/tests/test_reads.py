@@ -116,3 +116,22 @@ def test_blobs_keep_oversize_content_whole(tmp_path: pytest.TempPathFactory, wor
         assert "BlobRef(" in repr(blob)
         with pytest.raises(codeoid.NotFoundError):
             memory.blob("blob_" + "0" * 32)
+
+
+def test_a_read_only_memory_reads_and_raises_on_writes(
+    memory: codeoid.Memory, session: codeoid.Session, tmp_path: pytest.TempPathFactory
+) -> None:
+    episode_id = read_file_exchange(memory, session.id)
+    with codeoid.Memory(memory.path, memory.workspace_root, read_only=True, embeddings=False, env=False) as reader:
+        assert reader.get_episode(episode_id).content == memory.get_episode(episode_id).content
+        assert [s.id for s in reader.sessions()] == [session.id]
+        with pytest.raises(codeoid.IoError, match="opened read-only"):
+            reader.record_turn(session.id, user("one more"))
+        with pytest.raises(codeoid.IoError):
+            reader.start_session(name="another")
+    missing = str(tmp_path) + "/none.db"
+    with pytest.raises(codeoid.NotFoundError, match="none.db"):
+        codeoid.Memory(missing, memory.workspace_root, read_only=True, embeddings=False, env=False)
+    import os
+
+    assert not os.path.exists(missing)

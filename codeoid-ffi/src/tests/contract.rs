@@ -1213,3 +1213,52 @@ fn another_workspace_is_not_found_through_the_same_file() {
         codeoid_memory_free(other);
     }
 }
+
+#[test]
+fn a_read_only_open_reads_the_store_and_refuses_writes_as_io() {
+    let fx = Fixture::new();
+    let session = fx.session("ses_read_only");
+    fx.record(&session, &super::exchange(1, 1000)[0]);
+    let config = serde_json::json!({
+        "db_path": fx.dir.path().join("codeoid.db"),
+        "workspace_dir": fx.dir.path().join("project"),
+        "embeddings": {"enabled": false},
+        "store": {"read_only": true},
+    })
+    .to_string();
+    let (p, l) = c(&config);
+    let mut reader: *mut codeoid_memory = std::ptr::null_mut();
+    // SAFETY: valid arguments.
+    check(unsafe { codeoid_memory_open(p, l, &mut reader) }).unwrap();
+    let (sp, sl) = c(&session);
+    let turn = super::exchange(2, 1000)[0].to_string();
+    let (tp, tl) = c(&turn);
+    let mut out = Out::new();
+    // SAFETY: valid arguments; the handle is freed once below.
+    unsafe {
+        check(codeoid_memory_session(reader, sp, sl, out.ptr())).unwrap();
+        assert_eq!(out.json()["id"], session.as_str());
+        let err = check(crate::sessions::codeoid_memory_record_turn(
+            reader,
+            sp,
+            sl,
+            tp,
+            tl,
+            Out::new().ptr(),
+        ))
+        .unwrap_err();
+        assert_eq!(err.code, CODEOID_ERROR_IO, "{err:?}");
+        assert!(err.message.contains("opened read-only"), "{}", err.message);
+        codeoid_memory_free(reader);
+    }
+
+    // A read-only open creates nothing.
+    let missing = fx.dir.path().join("none.db");
+    let err = open_error(
+        &serde_json::json!({"db_path": missing, "store": {"read_only": true},
+            "embeddings": {"enabled": false}})
+        .to_string(),
+    );
+    assert_eq!(err.code, CODEOID_ERROR_NOT_FOUND, "{err:?}");
+    assert!(!missing.exists());
+}

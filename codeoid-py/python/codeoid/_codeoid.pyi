@@ -549,6 +549,7 @@ class Memory:
         hash_read_files: bool | None = None,
         max_episode_bytes: int | None = None,
         busy_timeout: float | None = None,
+        read_only: bool | None = None,
         embeddings: bool | None = None,
         model_dir: _StrPath | None = None,
         env: bool = True,

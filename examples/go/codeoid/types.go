@@ -34,7 +34,8 @@ type Config struct {
 	Rotation map[string]any `json:"rotation,omitempty"`
 	Index    map[string]any `json:"index,omitempty"`
 	// Store settings: busy_timeout_ms, max_episode_bytes, hash_read_files (hash files read
-	// inside the write that records them, off by default), include_thinking.
+	// inside the write that records them, off by default), include_thinking, read_only (open
+	// an existing store for reading only; every write then fails with ErrIO).
 	Store map[string]any `json:"store,omitempty"`
 	// Embeddings chooses the model recall uses; nil finds one automatically (CODEOID_MODEL_DIR,
 	// the Hugging Face cache, then a download on a background thread).
