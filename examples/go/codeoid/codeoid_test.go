@@ -888,3 +888,42 @@ func TestToolCallPartReportsInputThatCannotBeEncoded(t *testing.T) {
 		t.Fatalf("a good input: %+v %v", part, err)
 	}
 }
+
+func TestAReadOnlyMemoryReadsAndRefusesWrites(t *testing.T) {
+	dir := t.TempDir()
+	workspace := filepath.Join(dir, "project")
+	if err := os.MkdirAll(workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := codeoid.Config{DBPath: filepath.Join(dir, "codeoid.db"), WorkspaceDir: workspace, Embeddings: codeoid.NoEmbeddings()}
+	writer, err := codeoid.Open(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = writer.Close() }()
+	session, err := writer.StartSession(codeoid.SessionOptions{ID: "ses_read_only"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, writer, session.ID, exchange(1, 1000))
+
+	config.Store = map[string]any{"read_only": true}
+	reader, err := codeoid.Open(config)
+	if err != nil {
+		t.Fatalf("read-only open: %v", err)
+	}
+	defer func() { _ = reader.Close() }()
+	if got, err := reader.Session(session.ID); err != nil || got.TurnCount != 4 {
+		t.Fatalf("read-only session: %+v, %v", got, err)
+	}
+	if _, err := reader.RecordTurn(session.ID, exchange(2, 1000)[0]); !errors.Is(err, codeoid.ErrIO) || !strings.Contains(err.Error(), "opened read-only") {
+		t.Fatalf("a write on a read-only memory: %v", err)
+	}
+	config.DBPath = filepath.Join(dir, "none.db")
+	if _, err := codeoid.Open(config); !errors.Is(err, codeoid.ErrNotFound) {
+		t.Fatalf("a missing store opened read-only: %v", err)
+	}
+	if _, err := os.Stat(config.DBPath); !os.IsNotExist(err) {
+		t.Fatalf("a read-only open created %s: %v", config.DBPath, err)
+	}
+}
