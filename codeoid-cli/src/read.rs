@@ -149,7 +149,12 @@ pub fn stats(context: &Context) -> Result<()> {
     let store = context.store()?;
     let workspaces = store.workspaces()?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "store: {}", context.db_path()?.display())?;
+    let access = if store.is_read_only() {
+        " (read-only: this process may not write it)"
+    } else {
+        ""
+    };
+    writeln!(out, "store: {}{access}", context.db_path()?.display())?;
     if workspaces.is_empty() {
         writeln!(
             out,

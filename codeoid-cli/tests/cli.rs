@@ -534,7 +534,13 @@ fn read_commands_read_a_store_they_may_not_write() {
         eprintln!("cannot make a folder read-only in this environment; skipping");
         return;
     };
-    assert_eq!(stdout(&env.codeoid(&["stats"])), stats);
+    let read_only = stdout(&env.codeoid(&["stats"]));
+    let (first, rest) = read_only.split_once('\n').unwrap();
+    assert!(
+        first.ends_with("(read-only: this process may not write it)"),
+        "{first}"
+    );
+    assert!(stats.ends_with(rest), "{read_only}");
     assert_eq!(stdout(&env.codeoid(&["-w", ws, "timeline"])), timeline);
     let recalled = stdout(&env.codeoid(&["-w", ws, "recall", "crash on arrays inside arrays"]));
     assert!(recalled.contains("episode_id: ep_"), "{recalled}");
