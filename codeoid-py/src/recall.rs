@@ -390,16 +390,30 @@ impl PyMemory {
 
     /// Waits until every episode recorded before the call is embedded and searchable by meaning
     /// (at once when embeddings are off or unavailable). With `timeout` (seconds) it gives up
-    /// after that long and returns `False`; otherwise it returns `True`.
+    /// after that long and returns `False`; otherwise it returns `True`. A Ctrl-C (or any
+    /// signal whose handler raises) while it waits raises at once, within about 0.1 s.
     #[pyo3(signature = (timeout = None))]
     fn flush(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
         let memory = self.get(py)?;
-        match timeout {
-            None => detached(py, move || memory.flush().map(|()| true)),
-            Some(secs) => {
-                let timeout = seconds(py, secs, "timeout")?;
-                detached(py, move || memory.flush_timeout(timeout))
-            }
+        let timeout = timeout
+            .map(|secs| seconds(py, secs, "timeout"))
+            .transpose()?;
+        let mut raised: Option<PyErr> = None;
+        let flushed = {
+            let raised = &mut raised;
+            detached(py, move || {
+                memory.flush_while(timeout, &mut || {
+                    // Python runs signal handlers only when asked; KeyboardInterrupt comes from
+                    // here.
+                    Python::attach(|py| py.check_signals())
+                        .map_err(|err| *raised = Some(err))
+                        .is_ok()
+                })
+            })?
+        };
+        match raised {
+            Some(err) => Err(err),
+            None => Ok(flushed),
         }
     }
 

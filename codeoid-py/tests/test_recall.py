@@ -3,10 +3,12 @@ all-MiniLM-L6-v2 model (`CODEOID_TEST_MODEL_DIR`, which `make test-python` sets)
 
 from __future__ import annotations
 
+import _thread
 import concurrent.futures
 import datetime
 import math
 import pathlib
+import socket
 import threading
 import time
 
@@ -225,6 +227,33 @@ def test_flush_status_and_warnings_without_embeddings(memory: codeoid.Memory) ->
             memory.flush(bad)
     with pytest.raises(TypeError):
         memory.flush("1")  # type: ignore[arg-type]
+
+
+def test_ctrl_c_stops_a_flush_waiting_for_a_model(
+    tmp_path: pathlib.Path, workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hub that accepts connections and never answers: the model download never ends, and
+    # flush() waits for it.
+    hub = socket.socket()
+    hub.bind(("127.0.0.1", 0))
+    hub.listen()
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{hub.getsockname()[1]}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    with codeoid.Memory(tmp_path / "m.db", workspace, env=False) as memory:
+        session = memory.start_session()
+        read_file_exchange(memory, session.id)
+        assert memory.flush(0.3) is False
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        started = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            memory.flush()
+        assert time.monotonic() - started < 3.0
+        timer.join()
+        assert memory.embedding_status().phase == "downloading"
+        assert memory.recall("main", limit=1)[0].components.vec == 0.0
+    hub.close()
 
 
 def test_a_missing_model_dir_is_lexical_recall_with_a_warning(

@@ -215,6 +215,21 @@ impl Memory {
         self.retriever.flush_timeout(timeout)
     }
 
+    /// [`Memory::flush`], giving up after `timeout` (`None`: never) or as soon as
+    /// `keep_waiting`, asked about every 100 ms while it waits, returns `false`: for a binding
+    /// that must notice a Ctrl-C (Python) or a cancelled context while it waits. `Ok(false)`
+    /// means it gave up.
+    ///
+    /// # Errors
+    /// As [`Memory::flush`].
+    pub fn flush_while(
+        &self,
+        timeout: Option<Duration>,
+        keep_waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<bool> {
+        self.retriever.flush_while(timeout, keep_waiting)
+    }
+
     /// Warnings to show the person once (not per call): why recall is lexical only, episodes
     /// the model failed on, store errors the worker is retrying. Empty when all is well.
     pub fn warnings(&self) -> Vec<String> {

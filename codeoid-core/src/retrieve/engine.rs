@@ -158,7 +158,7 @@ impl Retriever {
     /// # Errors
     /// A database error reading the newest episode.
     pub fn flush(&self) -> Result<()> {
-        self.worker().flush(None).map(|_| ())
+        self.worker().flush(None, &mut || true).map(|_| ())
     }
 
     /// [`Retriever::flush`], giving up after `timeout`. Returns `false` on timeout.
@@ -166,7 +166,21 @@ impl Retriever {
     /// # Errors
     /// As [`Retriever::flush`].
     pub fn flush_timeout(&self, timeout: Duration) -> Result<bool> {
-        self.worker().flush(Some(timeout))
+        self.worker().flush(Some(timeout), &mut || true)
+    }
+
+    /// [`Retriever::flush`], giving up after `timeout` (`None`: never) or as soon as
+    /// `keep_waiting`, asked about every 100 ms while it waits, returns `false`. Returns `false`
+    /// when it gave up.
+    ///
+    /// # Errors
+    /// As [`Retriever::flush`].
+    pub fn flush_while(
+        &self,
+        timeout: Option<Duration>,
+        keep_waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<bool> {
+        self.worker().flush(timeout, keep_waiting)
     }
 
     /// Warnings, each once: why recall is lexical only, episodes the model failed on, store

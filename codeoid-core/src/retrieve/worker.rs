@@ -49,6 +49,9 @@ mod model;
 
 use indexing::{drain, drop_old_models, load_index, prune_deleted};
 
+/// How often a waiting [`Worker::flush`] asks its caller whether to go on waiting.
+const FLUSH_POLL: Duration = Duration::from_millis(100);
+
 /// Consecutive failed passes of the embedding loop after which a flush returns an error
 /// instead of waiting for a worker that cannot make progress.
 const FLUSH_GIVES_UP_AFTER: u32 = 3;
@@ -283,12 +286,17 @@ impl Worker {
     }
 
     /// Waits until every episode of the workspace recorded before the call is embedded (or the
-    /// worker cannot embed: no model, disabled, stopped), or `timeout` passes. Returns `true`
-    /// when it did not time out.
+    /// worker cannot embed: no model, disabled, stopped), or `timeout` passes, or
+    /// `keep_waiting` (asked every [`FLUSH_POLL`] while waiting) says to stop. Returns `true`
+    /// when everything is embedded, `false` on a timeout or a stop.
     ///
     /// # Errors
     /// A database error reading the newest episode.
-    pub(crate) fn flush(&self, timeout: Option<Duration>) -> Result<bool> {
+    pub(crate) fn flush(
+        &self,
+        timeout: Option<Duration>,
+        keep_waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<bool> {
         let target = self
             .shared
             .store
@@ -299,6 +307,7 @@ impl Worker {
         let mut state = self.shared.lock();
         state.wake = true;
         self.shared.changed.notify_all();
+        let mut asked = Instant::now();
         loop {
             if let Some((failures, error)) = &state.store_failure {
                 if *failures >= FLUSH_GIVES_UP_AFTER {
@@ -320,27 +329,32 @@ impl Worker {
             if done {
                 return Ok(true);
             }
-            match deadline {
-                None => {
-                    state = self
-                        .shared
-                        .changed
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return Ok(false);
-                    }
-                    state = self
-                        .shared
-                        .changed
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(false);
             }
+            let since_asked = now.duration_since(asked);
+            if since_asked >= FLUSH_POLL {
+                // Asked without the lock: the caller may take its time (a binding checking for
+                // a pending Ctrl-C), and the worker needs the lock to make progress.
+                drop(state);
+                if !keep_waiting() {
+                    return Ok(false);
+                }
+                asked = Instant::now();
+                state = self.shared.lock();
+                continue;
+            }
+            let mut wait = FLUSH_POLL - since_asked;
+            if let Some(deadline) = deadline {
+                wait = wait.min(deadline - now);
+            }
+            state = self
+                .shared
+                .changed
+                .wait_timeout(state, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 

@@ -2,7 +2,8 @@
 //! model appears, a model change that re-embeds and drops the old vectors once nobody uses that
 //! model, episodes left behind
 //! by a drop or a SIGKILL embedded at the next open, a drop while the worker is busy, a model
-//! downloaded on the worker thread (and a stalled download that blocks nothing), and topic
+//! downloaded on the worker thread (and a stalled download that blocks nothing, and a flush
+//! that gives up when its caller says so), and topic
 //! clusters in the workspace index from the worker's vectors, and stored vectors the index
 //! refuses embedded again; rotation events are never embedded; episodes a replaced tail deleted
 //! leave the index; a model giving non-finite vectors makes the worker give up on those
@@ -413,6 +414,28 @@ fn a_stalled_download_blocks_neither_open_nor_recall_nor_drop() {
     assert_eq!(hits[0].header.summary, "Read(README.md)");
     assert_eq!(memory.embedding_status().phase, EmbeddingPhase::Downloading);
     assert!(!memory.flush_timeout(Duration::from_millis(50)).unwrap());
+    // A caller that must notice a Ctrl-C while it waits is asked every 100 ms, and its stop is
+    // obeyed at once.
+    let mut asked = 0;
+    let waited = Instant::now();
+    let flushed = memory
+        .flush_while(None, &mut || {
+            asked += 1;
+            asked < 3
+        })
+        .unwrap();
+    assert!(!flushed);
+    assert_eq!(asked, 3);
+    assert!(
+        waited.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        waited.elapsed()
+    );
+    assert!(
+        waited.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        waited.elapsed()
+    );
     drop(memory);
     assert!(
         started.elapsed() < Duration::from_secs(20),
