@@ -484,25 +484,31 @@ fn the_claude_code_hook_rewrites_bash_calls_with_the_session() {
     );
 }
 
-/// A folder this process cannot write while it lives: permissions, or the immutable attribute
-/// when running as root (which ignores permissions).
-struct ReadOnlyFolder(PathBuf, bool);
+/// A folder or file this process cannot write while it lives: permissions, or the immutable
+/// attribute when running as root (which ignores permissions).
+struct Unwritable(PathBuf, u32, bool);
 
-impl ReadOnlyFolder {
-    fn new(folder: &Path) -> Option<ReadOnlyFolder> {
+impl Unwritable {
+    fn new(path: &Path) -> Option<Unwritable> {
         use std::os::unix::fs::PermissionsExt;
         let writable = || {
-            let probe = folder.join(".probe");
-            let ok = std::fs::write(&probe, b"x").is_ok();
-            let _ = std::fs::remove_file(&probe);
-            ok
+            if path.is_dir() {
+                let probe = path.join(".probe");
+                let ok = std::fs::write(&probe, b"x").is_ok();
+                let _ = std::fs::remove_file(&probe);
+                ok
+            } else {
+                std::fs::OpenOptions::new().append(true).open(path).is_ok()
+            }
         };
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o555)).unwrap();
-        let mut guard = ReadOnlyFolder(folder.to_path_buf(), false);
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        let read_only = if path.is_dir() { 0o555 } else { 0o444 };
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(read_only)).unwrap();
+        let mut guard = Unwritable(path.to_path_buf(), mode, false);
         if writable() {
-            guard.1 = Command::new("chattr")
+            guard.2 = Command::new("chattr")
                 .arg("+i")
-                .arg(folder)
+                .arg(path)
                 .status()
                 .is_ok_and(|s| s.success());
         }
@@ -510,13 +516,13 @@ impl ReadOnlyFolder {
     }
 }
 
-impl Drop for ReadOnlyFolder {
+impl Drop for Unwritable {
     fn drop(&mut self) {
         use std::os::unix::fs::PermissionsExt;
-        if self.1 {
+        if self.2 {
             let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
         }
-        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(self.1));
     }
 }
 
@@ -530,7 +536,7 @@ fn read_commands_read_a_store_they_may_not_write() {
     let timeline = stdout(&env.codeoid(&["-w", ws, "timeline"]));
     let folder = env.db().parent().unwrap().to_path_buf();
     let store = std::fs::read(env.db()).unwrap();
-    let Some(guard) = ReadOnlyFolder::new(&folder) else {
+    let Some(guard) = Unwritable::new(&folder) else {
         eprintln!("cannot make a folder read-only in this environment; skipping");
         return;
     };
@@ -551,13 +557,26 @@ fn read_commands_read_a_store_they_may_not_write() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("cannot open store"), "{stderr}");
     drop(guard);
+    let names = || {
+        let mut names: Vec<_> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
     assert_eq!(std::fs::read(env.db()).unwrap(), store);
-    let mut names: Vec<_> = std::fs::read_dir(&folder)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["codeoid.db", "demo-workspace"]);
+    assert_eq!(names(), ["codeoid.db", "demo-workspace"]);
+
+    // The same with only the file unwritable: nothing is left beside it either.
+    let Some(_guard) = Unwritable::new(&env.db()) else {
+        eprintln!("cannot make a file read-only in this environment; skipping");
+        return;
+    };
+    let read_only = stdout(&env.codeoid(&["stats"]));
+    assert!(read_only.contains("(read-only"), "{read_only}");
+    assert_eq!(stdout(&env.codeoid(&["-w", ws, "timeline"])), timeline);
+    assert_eq!(names(), ["codeoid.db", "demo-workspace"]);
 }
 
 #[test]

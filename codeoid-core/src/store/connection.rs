@@ -49,23 +49,29 @@ pub(crate) fn open(path: &Path, busy_timeout: Duration, cache_kib: i64) -> Resul
         None => Connection::open_with_flags(path, flags),
     }
     .map_err(|e| open_error(path, e))?;
+    // SQLite opens a file it may not write read-only without a word, and the settings below
+    // already read the schema, which would leave a -wal and -shm of this process's owner beside
+    // another user's store: refuse first.
+    if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+        return Err(unwritable(path));
+    }
     configure(&conn, busy_timeout, cache_kib).map_err(|e| open_error(path, e))?;
     Ok(conn)
 }
 
-/// How the connections of a store opened without write access reach its file.
+/// How the connections of a store opened without write access reach its file (see
+/// `read_only`, which chooses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReadOnly {
-    /// Read-only connections that share the WAL index (`-shm`) with any writer, as usual.
+    /// Read-only connections through the existing WAL index (`-shm`), which a writer shares.
     Shared,
-    /// `immutable=1`: no locks and no WAL index, for a file whose folder cannot take one and
-    /// whose WAL holds nothing (checked before this is chosen).
-    Immutable,
+    /// `immutable=1`: no locks and no WAL index, for a store closed cleanly; the stamp is the
+    /// file as it was found, checked around every read.
+    Immutable(super::read_only::Stamp),
 }
 
 /// Opens a read-only connection to the existing file `path`, in `mode`, with the busy timeout
-/// and a page cache of `cache_kib` applied. Never creates or writes a file of its own (SQLite
-/// may create the `-shm` beside a store whose folder it can write).
+/// and a page cache of `cache_kib` applied. Through the default VFS, never the WAL write layer.
 pub(crate) fn open_read_only(
     path: &Path,
     busy_timeout: Duration,
@@ -75,7 +81,7 @@ pub(crate) fn open_read_only(
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let opened = match mode {
         ReadOnly::Shared => Connection::open_with_flags(path, flags),
-        ReadOnly::Immutable => {
+        ReadOnly::Immutable(_) => {
             Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
         }
     };
@@ -90,7 +96,8 @@ pub(crate) fn open_read_only(
 /// percent-encoded, so `?`, `#` and `%` in a folder's name stay part of the path.
 fn immutable_uri(path: &Path) -> String {
     use std::fmt::Write as _;
-    let mut uri = String::from("file:");
+    // An absolute path gets an empty authority (`file:///x`), so `//x` is not read as host `x`.
+    let mut uri = String::from(if path.has_root() { "file://" } else { "file:" });
     for &byte in path.as_os_str().as_encoded_bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
             uri.push(char::from(byte));
@@ -181,13 +188,25 @@ pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
             ErrorKind::Io,
             format!(
                 "cannot open store {shown}; check that its directory exists and is writable \
-                 (the store also needs to create {shown}-wal and {shown}-shm next to it), or \
-                 open it read-only to read it"
+                 (the store also needs to create {shown}-wal and {shown}-shm next to it); a \
+                 read-only open can still read it"
             ),
         )
         .with_source(e),
         _ => db_error(&format!("cannot open store {shown}"), e),
     }
+}
+
+/// The error of a writing open of a file this process may not write.
+pub(crate) fn unwritable(path: &Path) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!(
+            "cannot write store {}: this process may not write the file (its permissions, an \
+             immutable file or read-only media); a read-only open can still read it",
+            path.display()
+        ),
+    )
 }
 
 /// An error for a failed operation described by `context` (lowercase, naming what was being
@@ -256,7 +275,11 @@ mod tests {
     fn immutable_uris_keep_every_byte_of_the_path() {
         assert_eq!(
             immutable_uri(Path::new("/data/a b/c?d#e%f.db")),
-            "file:/data/a%20b/c%3Fd%23e%25f.db?immutable=1"
+            "file:///data/a%20b/c%3Fd%23e%25f.db?immutable=1"
+        );
+        assert_eq!(
+            immutable_uri(Path::new("//tmp/x.db")),
+            "file:////tmp/x.db?immutable=1"
         );
         assert_eq!(
             immutable_uri(Path::new("rel/é.db")),

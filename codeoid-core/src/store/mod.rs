@@ -216,6 +216,8 @@ impl Store {
                 .map_err(|e| Error::io("create the store directory", parent, e))?;
         }
         let mut conn = connection::open(path, options.busy_timeout, connection::WRITER_CACHE_KIB)?;
+        // SQLite opens a file it may not write read-only without a word; reading it now would
+        // leave a -wal and -shm of this process's owner beside another user's store.
         let state = schema::inspect(&conn, path)?;
         // Only now, with the file known to be ours (or empty), may anything write to it.
         connection::set_wal(&conn, path, options.busy_timeout)?;
@@ -380,7 +382,11 @@ impl Store {
             Some(conn) => conn,
             None => self.open_reader(path)?,
         };
-        let result = in_read_tx(&conn, f);
+        // A store read as immutable fails rather than read pages of two states of the store.
+        let result = self
+            .check_unchanged()
+            .and_then(|()| in_read_tx(&conn, f))
+            .and_then(|value| self.check_unchanged().map(|()| value));
         let mut pool = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
         if pool.len() < READER_POOL {
             pool.push(conn);

@@ -1,37 +1,48 @@
 //! Opening a store without write access: a store on read-only media, in a folder a sandbox
-//! mounts read-only, or in a file this process may read but not write.
+//! mounts read-only, or in a file this process may read but not write (another user's store).
 //!
-//! A store in WAL mode is read through its WAL index (`-shm`), which a reader normally creates
-//! beside the file. Where that is impossible, the file is read as immutable (no locks, no WAL
-//! index), which is only right when nothing is waiting in its WAL: a store closed cleanly has no
-//! WAL at all. A store whose WAL still holds commits (its last writer was killed, or is still
-//! running elsewhere) cannot be read that way, and the error says so rather than showing a
-//! store without its latest turns.
+//! How the file is read depends on what lies beside it, and never creates anything there:
+//! - **A WAL index (`-shm`) exists**: a writer is running, or was killed. The store is read as
+//!   usual, through the index and the WAL, so a live writer's commits are seen as they land.
+//! - **No index, and no WAL or one without frames**: the store was closed cleanly and the file
+//!   holds every commit. It is read as immutable (no locks, no index), so nothing is created
+//!   beside it, which matters in a folder others can write: files left there under this
+//!   process's owner would stop the store's owner from writing. Such a reader checks before and
+//!   after every read that the files are as it found them; when a writer has started since,
+//!   the read fails with a clear error instead of mixing old and new pages.
+//! - **No index, and a WAL with frames**: commits may be waiting in the WAL, and reading them
+//!   needs an index this process cannot create. Refused, rather than showing a store without
+//!   its latest turns.
 //!
-//! Invariant: nothing here writes to the store: no migration, no WAL switch, no checkpoint, and
-//! every write of the store's API fails at once with [`ErrorKind::Io`].
+//! Invariant: no store data is written: no migration, no WAL switch, no checkpoint, no new file,
+//! and every write of the store's API fails at once with [`ErrorKind::Io`]. (SQLite may rebuild
+//! an existing `-shm` index of a killed writer when this process may write that file.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use super::connection::{self, ReadOnly};
 use super::{Store, StoreOptions, schema, validate_options, validate_path};
 use crate::error::{Error, ErrorKind, Result};
+
+/// Size of a WAL file's header; a WAL no longer than this holds no frame.
+const WAL_HEADER: u64 = 32;
 
 impl Store {
     /// Opens the existing store at `path` for reading only, with default options otherwise:
     /// [`Store::open_with`] with [`StoreOptions::read_only`] set. For a store this process may
     /// not write (read-only media or mount, another user's file). Every read works as on a store
     /// opened for writing; every write fails with [`ErrorKind::Io`]. Nothing is written to the
-    /// file, and no background thread is started. Where the folder cannot take the store's
-    /// `-shm` file either, the store is read as its last writer left it when it closed; a writer
-    /// that starts while it is open is not seen.
+    /// store or created beside it, and no background thread is started. A store closed cleanly
+    /// is read as its last writer left it; if a writer starts while it is open, later reads fail
+    /// with [`ErrorKind::Io`] saying to open it again.
     ///
     /// # Errors
     /// - [`ErrorKind::NotFound`] when `path` does not exist or holds an empty file.
-    /// - [`ErrorKind::Io`] when the file cannot be read; when its WAL may hold commits that
-    ///   cannot be read without a `-shm` file and the folder cannot take one; when its schema is
-    ///   older than this library's (upgrading it needs write access).
+    /// - [`ErrorKind::Io`] when the store cannot be read (permissions); when its WAL holds
+    ///   frames and no `-shm` index exists to read them through; when its schema is older than
+    ///   this library's (upgrading it needs write access).
     /// - [`ErrorKind::Corrupt`] and [`ErrorKind::SchemaTooNew`] as for [`Store::open_with`].
     /// - [`ErrorKind::InvalidInput`] for a path that names no file (or a folder).
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store> {
@@ -70,28 +81,20 @@ pub(super) fn open(path: &Path, options: StoreOptions) -> Result<Store> {
     validate_path(path)?;
     validate_options(&options)?;
     check_file(path)?;
-    let open = |mode| {
-        let conn = connection::open_read_only(
-            path,
-            options.busy_timeout,
-            connection::WRITER_CACHE_KIB,
-            mode,
-        )?;
-        let state = schema::inspect(&conn, path)?;
-        Ok::<_, Error>((conn, state, mode))
+    let beside = Beside::of(path)?;
+    let mode = if beside.shm {
+        ReadOnly::Shared
+    } else if beside.wal_frames {
+        return Err(pending_wal(path));
+    } else {
+        ReadOnly::Immutable(Stamp::of(path)?)
     };
-    let (conn, state, mode) = match open(ReadOnly::Shared) {
-        Ok(opened) => opened,
-        Err(e) if e.kind() == ErrorKind::Io => {
-            if !wal_is_empty(path)? {
-                return Err(pending_wal(path).with_source(e));
-            }
-            open(ReadOnly::Immutable)?
-        }
-        Err(e) => return Err(e),
-    };
+    let cache = connection::WRITER_CACHE_KIB;
+    let conn = connection::open_read_only(path, options.busy_timeout, cache, mode)
+        .map_err(|e| unreadable(path, mode, e))?;
+    let state = schema::inspect(&conn, path).map_err(|e| unreadable(path, mode, e))?;
     check_version(path, state)?;
-    Ok(Store {
+    let store = Store {
         merger: None,
         checkpointer: None,
         path: Some(path.to_path_buf()),
@@ -99,7 +102,81 @@ pub(super) fn open(path: &Path, options: StoreOptions) -> Result<Store> {
         writer: Arc::new(Mutex::new(conn)),
         readers: Mutex::new(Vec::new()),
         read_only: Some(mode),
-    })
+    };
+    // What was read above must not have changed under an immutable connection either.
+    store.check_unchanged()?;
+    Ok(store)
+}
+
+impl Store {
+    /// For a store read as immutable: fails when its files are no longer as they were found (a
+    /// writer started), so no read mixes pages of two states of the store.
+    pub(super) fn check_unchanged(&self) -> Result<()> {
+        let (Some(ReadOnly::Immutable(stamp)), Some(path)) = (self.read_only, &self.path) else {
+            return Ok(());
+        };
+        let beside = Beside::of(path)?;
+        if !beside.shm && !beside.wal_frames && Stamp::of(path)? == stamp {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::Io,
+            format!(
+                "store {} changed since it was opened read-only (a writer started); open it \
+                 again to read it",
+                path.display()
+            ),
+        ))
+    }
+}
+
+/// The store file's size and modification time: what a writer's checkpoint changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Result<Stamp> {
+        let metadata = std::fs::metadata(path).map_err(|e| Error::io("read", path, e))?;
+        Ok(Stamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+        })
+    }
+}
+
+/// What lies beside a store file.
+struct Beside {
+    /// A `-shm` WAL index exists.
+    shm: bool,
+    /// A `-wal` exists and holds at least one frame.
+    wal_frames: bool,
+}
+
+impl Beside {
+    fn of(path: &Path) -> Result<Beside> {
+        let size = |suffix: &str| -> Result<Option<u64>> {
+            let file = sibling(path, suffix);
+            match std::fs::metadata(&file) {
+                Ok(metadata) => Ok(Some(metadata.len())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io("inspect", &file, e)),
+            }
+        };
+        Ok(Beside {
+            shm: size("-shm")?.is_some(),
+            wal_frames: size("-wal")?.is_some_and(|len| len > WAL_HEADER),
+        })
+    }
+}
+
+/// `path` with `suffix` appended to its file name (`codeoid.db` → `codeoid.db-wal`).
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
 /// Refuses a path that does not hold a store to read: missing, a folder, or an empty file.
@@ -116,7 +193,7 @@ fn check_file(path: &Path) -> Result<()> {
                 ),
             ));
         }
-        Err(e) => return Err(Error::io("read the store", path, e)),
+        Err(e) => return Err(Error::io("inspect", path, e)),
     };
     if metadata.is_dir() {
         return Err(Error::invalid_input(format!(
@@ -133,27 +210,34 @@ fn check_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Whether the store's WAL is missing or empty, so the file alone holds every commit.
-fn wal_is_empty(path: &Path) -> Result<bool> {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    match std::fs::metadata(&wal) {
-        Ok(metadata) => Ok(metadata.len() == 0),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
-        Err(e) => Err(Error::io("read the store's WAL", Path::new(&wal), e)),
-    }
-}
-
 fn pending_wal(path: &Path) -> Error {
     let shown = path.display();
     Error::new(
         ErrorKind::Io,
         format!(
-            "cannot read store {shown} without write access: its WAL ({shown}-wal) may hold commits \
-             not yet copied into the file, and reading them needs {shown}-shm, which cannot be created \
-             there; open the store once with write access, or copy the store with its -wal file \
-             to a writable folder"
+            "cannot read store {shown} without write access: its WAL ({shown}-wal) holds \
+             commits that may not be in the file yet, and reading them needs a WAL index \
+             ({shown}-shm), which is missing; open the store once with write access, or copy the \
+             store with its -wal file to a folder this process may write"
         ),
+    )
+}
+
+/// The error of a read-only open that SQLite refused. An [`ErrorKind::Io`] failure becomes one
+/// that names what must be readable (and not the internal URI of an immutable open); other
+/// kinds (corrupt, foreign, newer files) keep their own messages.
+fn unreadable(path: &Path, mode: ReadOnly, e: Error) -> Error {
+    if e.kind() != ErrorKind::Io {
+        return e;
+    }
+    let shown = path.display();
+    let what = match mode {
+        ReadOnly::Shared => format!("it, {shown}-wal and its WAL index {shown}-shm"),
+        ReadOnly::Immutable(_) => "it".to_owned(),
+    };
+    Error::new(
+        ErrorKind::Io,
+        format!("cannot read store {shown}; check that this process may read {what}"),
     )
 }
 

@@ -36,15 +36,21 @@ fn exchange(store: &Store, needle_word: &str) -> String {
     s.id
 }
 
-/// Every file in `dir`, sorted, with its bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+/// Every file in `dir`, sorted, with its length and a hash of its bytes (so a failed comparison
+/// prints something readable).
+fn files(dir: &Path) -> Vec<(String, usize, u64)> {
+    use std::hash::{Hash, Hasher};
     let mut all: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
+            let bytes = std::fs::read(e.path()).unwrap();
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut hasher);
             (
                 e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
+                bytes.len(),
+                hasher.finish(),
             )
         })
         .collect();
@@ -158,9 +164,87 @@ fn a_wal_holding_commits_where_no_index_can_be_created_is_refused_clearly() {
     drop(guard);
     assert_eq!(files(&folder), before);
 
-    // Where the index can be created, the same files read whole, WAL included.
-    let reader = Store::open_read_only(&copy).unwrap();
+    // A read-only open creates no index even where it could; a writing open recovers the WAL.
+    let err = Store::open_read_only(&copy).err().unwrap();
+    assert!(err.message().contains("codeoid.db-wal"), "{err}");
+    assert_eq!(files(&folder), before);
+    let recovered = Store::open(&copy).unwrap();
+    assert_eq!(recovered.turns(&session_id, ..).unwrap().len(), 4);
+}
+
+#[test]
+fn a_read_only_open_creates_nothing_beside_the_store_even_where_it_could() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    let session_id = exchange(&Store::open(&path).unwrap(), "quuxification");
+    let before = files(dir.path());
+    let store = Store::open_read_only(&path).unwrap();
+    reads_everything_and_writes_nothing(&store, &session_id);
+    assert_eq!(files(dir.path()), before, "no -wal or -shm while open");
+    drop(store);
+    assert_eq!(files(dir.path()), before);
+}
+
+#[test]
+fn a_file_this_process_may_not_write_is_refused_by_a_writing_open_and_read_by_a_read_only_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    let session_id = exchange(&Store::open(&path).unwrap(), "quuxification");
+    let before = files(dir.path());
+    let Some(_guard) = Unwritable::new(&path) else {
+        eprintln!("cannot make a file read-only in this environment; skipping");
+        return;
+    };
+    let err = Store::open(&path).err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Io, "{}", err.full_message());
+    assert!(err.message().contains("may not write the file"), "{err}");
+    assert_eq!(
+        files(dir.path()),
+        before,
+        "the refused open left nothing beside it"
+    );
+    let store = Store::open_read_only(&path).unwrap();
+    reads_everything_and_writes_nothing(&store, &session_id);
+    drop(store);
+    assert_eq!(files(dir.path()), before);
+}
+
+#[test]
+fn a_store_read_as_immutable_says_to_reopen_once_a_writer_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("ro");
+    std::fs::create_dir(&folder).unwrap();
+    let path = folder.join("codeoid.db");
+    let session_id = exchange(&Store::open(&path).unwrap(), "quuxification");
+    let guard = Unwritable::new(&folder);
+    if guard.is_none() {
+        eprintln!("cannot make a folder read-only in this environment; skipping");
+        return;
+    }
+    let reader = Store::open_read_only(&path).unwrap();
     assert_eq!(reader.turns(&session_id, ..).unwrap().len(), 4);
+    drop(guard);
+
+    let writer = Store::open(&path).unwrap();
+    for i in 0..50 {
+        let s = session(&writer, &workspace("/w"), &format!("more {i}"), i);
+        writer
+            .record_turn(&s.id, &Turn::user_text(format!("turn {i}")))
+            .unwrap();
+    }
+    let ws = workspace("/w");
+    for _ in 0..2 {
+        let err = reader.sessions(ws.id()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Io, "{}", err.full_message());
+        assert!(err.message().contains("open it again"), "{err}");
+    }
+    drop(writer);
+    let err = reader
+        .timeline(ws.id(), &TimelineQuery::default())
+        .unwrap_err();
+    assert!(err.message().contains("open it again"), "{err}");
+    let again = Store::open_read_only(&path).unwrap();
+    assert_eq!(again.sessions(ws.id()).unwrap().len(), 51);
 }
 
 #[test]
