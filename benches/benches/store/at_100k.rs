@@ -139,40 +139,23 @@ pub(crate) fn at_100k(c: &mut Criterion, calls: &[RealCall], prompts: &[String])
             assert_eq!(text.lines().filter(|l| l.starts_with("- [")).count(), 20);
         });
     });
-    group.bench_function("lexical_search_k50", |b| {
-        let big = big();
-        let filters = codeoid_core::store::LexicalFilters::default();
-        b.iter(|| {
-            let hits = big
-                .store
-                .lexical_search(
-                    big.ws.id(),
-                    black_box("failing test in the parser module"),
-                    &filters,
-                    50,
-                )
-                .expect("search");
-            assert_eq!(hits.len(), 50);
-            assert!(hits.windows(2).all(|w| w[0].bm25 >= w[1].bm25));
+    for (name, query) in [
+        ("lexical_search_k50", "failing test in the parser module"),
+        ("lexical_search_k50_path", "services/transcript_renderer.ex"),
+    ] {
+        group.bench_function(name, |b| {
+            let big = big();
+            let filters = codeoid_core::store::LexicalFilters::default();
+            b.iter(|| {
+                let hits = big
+                    .store
+                    .lexical_search(big.ws.id(), black_box(query), &filters, 50)
+                    .expect("search");
+                assert_eq!(hits.len(), 50);
+                assert!(hits.windows(2).all(|w| w[0].bm25 >= w[1].bm25));
+            });
         });
-    });
-    group.bench_function("lexical_search_k50_path", |b| {
-        let big = big();
-        let filters = codeoid_core::store::LexicalFilters::default();
-        b.iter(|| {
-            let hits = big
-                .store
-                .lexical_search(
-                    big.ws.id(),
-                    black_box("services/transcript_renderer.ex"),
-                    &filters,
-                    50,
-                )
-                .expect("search");
-            assert_eq!(hits.len(), 50);
-            assert!(hits.windows(2).all(|w| w[0].bm25 >= w[1].bm25));
-        });
-    });
+    }
     group.bench_function("get_episode", |b| {
         let big = big();
         let target = &big.first[7];
