@@ -4,7 +4,7 @@
 //! Settings every connection gets: the busy timeout (so a lock held by another connection or
 //! process is waited for, not reported), foreign keys on, and a prepared-statement cache sized for
 //! the store's hot paths. Read-write files are opened through the WAL write layer (`wal_writes`);
-//! read-only ones (`ReadOnly`) through the default VFS, which they never write. Journal mode
+//! read-only ones (`ReadOnly`) so that they never create a file (`no_create`). Journal mode
 //! (`set_wal`) and `synchronous` are set by the store after the file has been recognized as a
 //! codeoid store, so a foreign file is never modified.
 //!
@@ -71,19 +71,32 @@ pub(crate) enum ReadOnly {
 }
 
 /// Opens a read-only connection to the existing file `path`, in `mode`, with the busy timeout
-/// and a page cache of `cache_kib` applied. Through the default VFS, never the WAL write layer.
+/// and a page cache of `cache_kib` applied. Never creates a file: a missing `-wal` or `-shm`
+/// that `Shared` needs is an error ([`ErrorKind::Io`]), not a new file.
 pub(crate) fn open_read_only(
     path: &Path,
     busy_timeout: Duration,
     cache_kib: i64,
     mode: ReadOnly,
 ) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
     let opened = match mode {
-        ReadOnly::Shared => Connection::open_with_flags(path, flags),
-        ReadOnly::Immutable(_) => {
-            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
-        }
+        // Never creates the -shm (`readonly_shm`) nor the -wal (the VFS): both must exist.
+        ReadOnly::Shared => match super::no_create::vfs_name() {
+            Some(vfs) => {
+                Connection::open_with_flags_and_vfs(file_uri(path, "readonly_shm=1"), flags, vfs)
+            }
+            None => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    "SQLite refused codeoid's read-only VFS; a read-only open cannot read a \
+                     store with a WAL",
+                ));
+            }
+        },
+        ReadOnly::Immutable(_) => Connection::open_with_flags(file_uri(path, "immutable=1"), flags),
     };
     let conn = opened.map_err(|e| open_error(path, e))?;
     configure(&conn, busy_timeout, cache_kib).map_err(|e| open_error(path, e))?;
@@ -92,9 +105,9 @@ pub(crate) fn open_read_only(
     Ok(conn)
 }
 
-/// The `file:` URI that opens `path` with `immutable=1`: every byte outside the unreserved set
-/// percent-encoded, so `?`, `#` and `%` in a folder's name stay part of the path.
-fn immutable_uri(path: &Path) -> String {
+/// The `file:` URI of `path` with the parameters `query`: every byte outside the unreserved
+/// set percent-encoded, so `?`, `#` and `%` in a folder's name stay part of the path.
+fn file_uri(path: &Path, query: &str) -> String {
     use std::fmt::Write as _;
     // An absolute path gets an empty authority (`file:///x`), so `//x` is not read as host `x`.
     let mut uri = String::from(if path.has_root() { "file://" } else { "file:" });
@@ -105,7 +118,8 @@ fn immutable_uri(path: &Path) -> String {
             let _ = write!(uri, "%{byte:02X}");
         }
     }
-    uri.push_str("?immutable=1");
+    uri.push('?');
+    uri.push_str(query);
     uri
 }
 
@@ -272,18 +286,18 @@ mod tests {
     }
 
     #[test]
-    fn immutable_uris_keep_every_byte_of_the_path() {
+    fn file_uris_keep_every_byte_of_the_path() {
         assert_eq!(
-            immutable_uri(Path::new("/data/a b/c?d#e%f.db")),
+            file_uri(Path::new("/data/a b/c?d#e%f.db"), "immutable=1"),
             "file:///data/a%20b/c%3Fd%23e%25f.db?immutable=1"
         );
         assert_eq!(
-            immutable_uri(Path::new("//tmp/x.db")),
+            file_uri(Path::new("//tmp/x.db"), "immutable=1"),
             "file:////tmp/x.db?immutable=1"
         );
         assert_eq!(
-            immutable_uri(Path::new("rel/é.db")),
-            "file:rel/%C3%A9.db?immutable=1"
+            file_uri(Path::new("rel/é.db"), "readonly_shm=1"),
+            "file:rel/%C3%A9.db?readonly_shm=1"
         );
     }
 }

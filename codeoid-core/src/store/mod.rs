@@ -14,7 +14,8 @@
 //! writer is idle (see `idle_merge`).
 //!
 //! Layout of this module, one concept per file: [`schema`] (DDL, migrations, file checks),
-//! `connection` (settings, error mapping), `read_only` (opening without write access),
+//! `connection` (settings, error mapping), `read_only` (opening without write access) and
+//! `no_create` (its VFS, which never creates a file),
 //! `wal_writes` (one WAL write per commit), `checkpoint` (background WAL checkpoints),
 //! `idle_merge` (FTS5 merges between writes),
 //! [`workspace`] (identity), `sessions`, `record` (turns in, the one-transaction write path),
@@ -42,6 +43,7 @@ mod fork;
 mod fts;
 mod idle_merge;
 mod lexical;
+mod no_create;
 mod pipeline;
 mod prepared;
 mod read_hashes;
@@ -382,11 +384,12 @@ impl Store {
             Some(conn) => conn,
             None => self.open_reader(path)?,
         };
-        // A store read as immutable fails rather than read pages of two states of the store.
-        let result = self
-            .check_unchanged()
-            .and_then(|()| in_read_tx(&conn, f))
-            .and_then(|value| self.check_unchanged().map(|()| value));
+        // A store read as immutable fails rather than read pages of two states of the store;
+        // a read that a writer broke off (SQLite: "malformed") says so too.
+        let result = self.check_unchanged().and_then(|()| {
+            let read = in_read_tx(&conn, f);
+            self.check_unchanged().and(read)
+        });
         let mut pool = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
         if pool.len() < READER_POOL {
             pool.push(conn);

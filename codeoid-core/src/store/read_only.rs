@@ -1,26 +1,32 @@
 //! Opening a store without write access: a store on read-only media, in a folder a sandbox
 //! mounts read-only, or in a file this process may read but not write (another user's store).
 //!
-//! How the file is read depends on what lies beside it, and never creates anything there:
-//! - **A WAL index (`-shm`) exists**: a writer is running, or was killed. The store is read as
-//!   usual, through the index and the WAL, so a live writer's commits are seen as they land.
-//! - **No index, and no WAL or one without frames**: the store was closed cleanly and the file
-//!   holds every commit. It is read as immutable (no locks, no index), so nothing is created
-//!   beside it, which matters in a folder others can write: files left there under this
-//!   process's owner would stop the store's owner from writing. Such a reader checks before and
-//!   after every read that the files are as it found them; when a writer has started since,
-//!   the read fails with a clear error instead of mixing old and new pages.
-//! - **No index, and a WAL with frames**: commits may be waiting in the WAL, and reading them
-//!   needs an index this process cannot create. Refused, rather than showing a store without
-//!   its latest turns.
+//! Nothing is ever created beside the store: a `-wal` or `-shm` left there under this process's
+//! owner would stop the store's owner from writing. Connections never create the index
+//! (`readonly_shm=1`) nor the WAL (the `no_create` VFS). How the file is read depends on what
+//! lies beside it:
+//! - **A WAL index (`-shm`) exists**: a writer is running, was killed, or closed while a reader
+//!   was connected. The store is read through the index and the WAL, so a live writer's commits
+//!   are seen as they land. If that open fails (the writer closed and took its files along
+//!   between the look and the open, or this process may not read the index), the files are
+//!   looked at again.
+//! - **No WAL frames** (no WAL, or one without frames): the file holds every commit. It is read
+//!   as immutable (no locks, no index). Such a reader checks before and after every read that
+//!   no WAL frames appeared and the file is unchanged; once a writer has started, reads fail
+//!   with a clear error instead of mixing pages of two states of the store (or reporting a
+//!   read that the writer broke off as corruption).
+//! - **WAL frames, and no index**: commits may be waiting in the WAL, and reading them needs an
+//!   index this process may not create. Refused, rather than showing a store without its latest
+//!   turns.
 //!
-//! Invariant: no store data is written: no migration, no WAL switch, no checkpoint, no new file,
-//! and every write of the store's API fails at once with [`ErrorKind::Io`]. (SQLite may rebuild
-//! an existing `-shm` index of a killed writer when this process may write that file.)
+//! Invariant: nothing is written or created: no migration, no WAL switch, no checkpoint, and
+//! every write of the store's API fails at once with [`ErrorKind::Io`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
+
+use rusqlite::Connection;
 
 use super::connection::{self, ReadOnly};
 use super::{Store, StoreOptions, schema, validate_options, validate_path};
@@ -81,19 +87,7 @@ pub(super) fn open(path: &Path, options: StoreOptions) -> Result<Store> {
     validate_path(path)?;
     validate_options(&options)?;
     check_file(path)?;
-    let beside = Beside::of(path)?;
-    let mode = if beside.shm {
-        ReadOnly::Shared
-    } else if beside.wal_frames {
-        return Err(pending_wal(path));
-    } else {
-        ReadOnly::Immutable(Stamp::of(path)?)
-    };
-    let cache = connection::WRITER_CACHE_KIB;
-    let conn = connection::open_read_only(path, options.busy_timeout, cache, mode)
-        .map_err(|e| unreadable(path, mode, e))?;
-    let state = schema::inspect(&conn, path).map_err(|e| unreadable(path, mode, e))?;
-    check_version(path, state)?;
+    let (conn, mode) = connect(path, &options)?;
     let store = Store {
         merger: None,
         checkpointer: None,
@@ -108,15 +102,43 @@ pub(super) fn open(path: &Path, options: StoreOptions) -> Result<Store> {
     Ok(store)
 }
 
+/// A connection in the mode the files beside `path` call for, its schema checked. A shared
+/// open that fails (the writer closed and took its files along between the look and the open,
+/// or this process may not read the index) is followed by a second look.
+fn connect(path: &Path, options: &StoreOptions) -> Result<(Connection, ReadOnly)> {
+    let connect_in = |mode| {
+        let cache = connection::WRITER_CACHE_KIB;
+        let conn = connection::open_read_only(path, options.busy_timeout, cache, mode)
+            .map_err(|e| unreadable(path, mode, e))?;
+        let state = schema::inspect(&conn, path).map_err(|e| unreadable(path, mode, e))?;
+        check_version(path, state)?;
+        Ok::<_, Error>((conn, mode))
+    };
+    let beside = Beside::of(path)?;
+    if beside.shm {
+        match connect_in(ReadOnly::Shared) {
+            Ok(connected) => return Ok(connected),
+            Err(e) if e.kind() == ErrorKind::Io && !Beside::of(path)?.wal_frames => {}
+            Err(e) if e.kind() == ErrorKind::Io && !Beside::of(path)?.shm => {
+                return Err(pending_wal(path));
+            }
+            Err(e) => return Err(e),
+        }
+    } else if beside.wal_frames {
+        return Err(pending_wal(path));
+    }
+    // No WAL frames: the file holds every commit.
+    connect_in(ReadOnly::Immutable(Stamp::of(path)?))
+}
+
 impl Store {
-    /// For a store read as immutable: fails when its files are no longer as they were found (a
-    /// writer started), so no read mixes pages of two states of the store.
+    /// For a store read as immutable: fails when the store changed since it was found (WAL
+    /// frames appeared, or a checkpoint wrote the file), so no read mixes pages of two states.
     pub(super) fn check_unchanged(&self) -> Result<()> {
         let (Some(ReadOnly::Immutable(stamp)), Some(path)) = (self.read_only, &self.path) else {
             return Ok(());
         };
-        let beside = Beside::of(path)?;
-        if !beside.shm && !beside.wal_frames && Stamp::of(path)? == stamp {
+        if !Beside::of(path)?.wal_frames && Stamp::of(path)? == stamp {
             return Ok(());
         }
         Err(Error::new(

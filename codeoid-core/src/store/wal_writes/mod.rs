@@ -98,6 +98,7 @@ macro_rules! forward_flushed {
 mod vfs;
 
 use vfs::{File, Frame, Kind, inner_methods, layer_file};
+pub(in crate::store) use vfs::{LayerSlot, VfsPtr};
 
 /// Writes a WAL file's buffer out, in pieces of at most [`MAX_WRITE`] bytes; the buffer is
 /// emptied whatever the outcome, and a failure is returned (SQLite then fails the statement and

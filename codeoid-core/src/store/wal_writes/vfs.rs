@@ -20,7 +20,7 @@ use super::{
 static INNER: OnceLock<VfsPtr> = OnceLock::new();
 
 /// A pointer to a VFS registered for the whole process (never freed, never mutated).
-struct VfsPtr(*mut ffi::sqlite3_vfs);
+pub(in crate::store) struct VfsPtr(pub(in crate::store) *mut ffi::sqlite3_vfs);
 // SAFETY: SQLite VFS objects are process-wide and thread-safe by contract; this one is never
 // written after registration.
 unsafe impl Send for VfsPtr {}
@@ -45,20 +45,39 @@ pub(super) unsafe fn register() -> bool {
     vfs.zName = VFS_NAME.as_ptr();
     vfs.pNext = ptr::null_mut();
     vfs.xOpen = Some(open);
-    let slot = LAYER.0.get().cast::<ffi::sqlite3_vfs>();
-    // SAFETY: this runs once, before the slot is registered, so nothing else reads it yet.
-    unsafe { slot.write(vfs) };
-    // SAFETY: the slot is static, so it lives for the process; 0 = not the default VFS.
-    unsafe { ffi::sqlite3_vfs_register(slot, 0) == ffi::SQLITE_OK }
+    // SAFETY: called once, per this function's contract.
+    unsafe { LAYER.register(vfs) }
 }
 
-/// The registered VFS itself, in static memory rather than a leaked allocation (leak checkers
-/// such as valgrind report those), written once by [`register`]; SQLite then owns its `pNext`.
-struct LayerSlot(UnsafeCell<MaybeUninit<ffi::sqlite3_vfs>>);
+/// A registered VFS itself, in static memory rather than a leaked allocation (leak checkers
+/// such as valgrind report those), written once by [`LayerSlot::register`]; SQLite then owns
+/// its `pNext`.
+pub(in crate::store) struct LayerSlot(UnsafeCell<MaybeUninit<ffi::sqlite3_vfs>>);
 // SAFETY: written once before registration; afterwards only SQLite touches it, under its own
 // mutex.
 unsafe impl Sync for LayerSlot {}
-static LAYER: LayerSlot = LayerSlot(UnsafeCell::new(MaybeUninit::uninit()));
+
+impl LayerSlot {
+    /// An empty slot, for a `static`.
+    pub(in crate::store) const fn new() -> LayerSlot {
+        LayerSlot(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+
+    /// Writes `vfs` into this slot and registers it as a non-default VFS. Returns whether
+    /// SQLite took it.
+    ///
+    /// # Safety
+    /// Must run at most once per slot, before anything else reads it.
+    pub(in crate::store) unsafe fn register(&'static self, vfs: ffi::sqlite3_vfs) -> bool {
+        let slot = self.0.get().cast::<ffi::sqlite3_vfs>();
+        // SAFETY: per the contract, nothing else reads the slot yet.
+        unsafe { slot.write(vfs) };
+        // SAFETY: the slot is static, so it lives for the process; 0 = not the default VFS.
+        unsafe { ffi::sqlite3_vfs_register(slot, 0) == ffi::SQLITE_OK }
+    }
+}
+
+static LAYER: LayerSlot = LayerSlot::new();
 
 /// What a file opened through this layer is, for where it buffers.
 #[derive(Clone, Copy, PartialEq, Eq)]

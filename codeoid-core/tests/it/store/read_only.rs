@@ -186,6 +186,25 @@ fn a_read_only_open_creates_nothing_beside_the_store_even_where_it_could() {
 }
 
 #[test]
+fn an_index_without_a_wal_is_read_as_the_file_and_no_wal_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    let session_id = exchange(&Store::open(&path).unwrap(), "quuxification");
+    // What a killed writer leaves once its WAL is removed, or a writer that closed between
+    // the reader's look and its open: an index with no WAL.
+    std::fs::write(dir.path().join("codeoid.db-shm"), vec![0u8; 32 * 1024]).unwrap();
+    let before = files(dir.path());
+    let store = Store::open_read_only(&path).unwrap();
+    reads_everything_and_writes_nothing(&store, &session_id);
+    drop(store);
+    assert_eq!(
+        files(dir.path()),
+        before,
+        "no -wal created, the index untouched"
+    );
+}
+
+#[test]
 fn a_file_this_process_may_not_write_is_refused_by_a_writing_open_and_read_by_a_read_only_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("codeoid.db");
