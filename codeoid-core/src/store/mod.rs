@@ -321,6 +321,16 @@ impl Store {
     /// [`ErrorKind::Corrupt`] with SQLite's report when the check finds problems.
     pub fn integrity_check(&self) -> Result<()> {
         let report: Vec<String> = self.read(|conn| {
+            // SQLite's FTS5 checks its index against the segment list it last read on this
+            // connection, and only a query on the table re-reads that list: without one, a
+            // check after another connection's merge reports segments that no longer exist.
+            // The query runs in the check's own read transaction, so both see one snapshot.
+            conn.query_row(
+                "SELECT count(*) FROM episodes_fts WHERE rowid = 0",
+                [],
+                |_| Ok(()),
+            )
+            .map_err(|e| connection::db_error("cannot run the integrity check", e))?;
             let mut stmt = conn
                 .prepare("PRAGMA integrity_check")
                 .map_err(|e| connection::db_error("cannot run the integrity check", e))?;

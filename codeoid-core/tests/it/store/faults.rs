@@ -500,3 +500,41 @@ fn a_path_that_names_no_file_is_invalid_input() {
         assert!(err.message().contains(needle), "{err}");
     }
 }
+
+#[test]
+fn integrity_check_while_another_process_writes_reports_no_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("checked.db");
+    drop(Store::open(&db).unwrap());
+    let mut child = writer(&db, "busy", "w", 0, "tools");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut acks = 0;
+    let store = Store::open(&db).unwrap();
+    // SQLite's FTS5 checks its index against the shape it last read on this connection: each
+    // check after the first saw segments the writer had since merged away ("corruption").
+    let mut failures = Vec::new();
+    for _ in 0..30 {
+        // Wait for more commits, so that each check reads a store the writer has changed.
+        while let Some(Ok(line)) = lines.next() {
+            if ack(&line).is_some() {
+                acks += 1;
+                if acks % 6 == 0 {
+                    break;
+                }
+            }
+        }
+        if let Err(e) = store.integrity_check() {
+            failures.push(e.full_message());
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(acks >= 180, "the writer acknowledged only {acks} turns");
+    assert_eq!(
+        failures,
+        Vec::<String>::new(),
+        "{} of 30 checks failed",
+        failures.len()
+    );
+    store.integrity_check().unwrap();
+}
