@@ -397,7 +397,10 @@ impl Store {
         // A store read as immutable fails rather than read pages of two states of the store;
         // a read that a writer broke off (SQLite: "malformed") says so too.
         let result = self.check_unchanged().and_then(|()| {
-            let read = in_read_tx(&conn, f);
+            let read = in_read_tx(&conn, |conn| {
+                self.open_snapshot(conn)?;
+                f(conn)
+            });
             self.check_unchanged().and(read)
         });
         let mut pool = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
@@ -411,7 +414,7 @@ impl Store {
     fn open_reader(&self, path: &Path) -> Result<Connection> {
         let (timeout, cache) = (self.options.busy_timeout, connection::READER_CACHE_KIB);
         if let Some(mode) = self.read_only {
-            return connection::open_read_only(path, timeout, cache, mode);
+            return read_only::open_connection(path, mode, timeout, cache);
         }
         let conn = connection::open(path, timeout, cache)?;
         conn.pragma_update(None, "query_only", true)

@@ -19,21 +19,30 @@
 //!   index this process may not create. Refused, rather than showing a store without its latest
 //!   turns.
 //!
+//! A connection that may not write the WAL index cannot rebuild it either. SQLite answers
+//! `SQLITE_READONLY_RECOVERY` when a read finds the index's header inconsistent (a writer was
+//! updating it, and had let go of its lock by the time the reader looked) while a writer holds
+//! the store; every read transaction here therefore opens its snapshot first, retrying that
+//! answer within the busy timeout, as SQLite's busy handler does for locks.
+//!
 //! Invariant: nothing is written or created: no migration, no WAL switch, no checkpoint, and
 //! every write of the store's API fails at once with [`ErrorKind::Io`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use rusqlite::Connection;
 
 use super::connection::{self, ReadOnly};
-use super::{Store, StoreOptions, schema, validate_options, validate_path};
+use super::{Store, StoreOptions, in_read_tx, schema, validate_options, validate_path};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Size of a WAL file's header; a WAL no longer than this holds no frame.
 const WAL_HEADER: u64 = 32;
+
+/// Longest pause between two looks at a WAL index this process may not rebuild.
+const INDEX_RETRY_MAX_PAUSE: Duration = Duration::from_millis(10);
 
 impl Store {
     /// Opens the existing store at `path` for reading only, with default options otherwise:
@@ -108,9 +117,13 @@ pub(super) fn open(path: &Path, options: StoreOptions) -> Result<Store> {
 fn connect(path: &Path, options: &StoreOptions) -> Result<(Connection, ReadOnly)> {
     let connect_in = |mode| {
         let cache = connection::WRITER_CACHE_KIB;
-        let conn = connection::open_read_only(path, options.busy_timeout, cache, mode)
+        let conn = open_connection(path, mode, options.busy_timeout, cache)
             .map_err(|e| unreadable(path, mode, e))?;
-        let state = schema::inspect(&conn, path).map_err(|e| unreadable(path, mode, e))?;
+        let state = in_read_tx(&conn, |conn| {
+            open_snapshot(conn, mode, path, options.busy_timeout)?;
+            schema::inspect(conn, path)
+        })
+        .map_err(|e| unreadable(path, mode, e))?;
         check_version(path, state)?;
         Ok::<_, Error>((conn, mode))
     };
@@ -150,6 +163,108 @@ impl Store {
             ),
         ))
     }
+
+    /// Opens the snapshot of the read transaction just begun on `conn` (see the module's
+    /// documentation); does nothing on a store opened for writing.
+    ///
+    /// # Errors
+    /// As [`open_snapshot`].
+    pub(super) fn open_snapshot(&self, conn: &Connection) -> Result<()> {
+        match (self.read_only, &self.path) {
+            (Some(mode), Some(path)) => open_snapshot(conn, mode, path, self.options.busy_timeout),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Opens the snapshot of the read transaction just begun on `conn`, a connection in `mode` to
+/// `path`, waiting (see [`waiting_for_index`]) for the index of a shared one.
+///
+/// # Errors
+/// As [`waiting_for_index`]; what SQLite answers otherwise, as [`connection::db_error`]
+/// classifies it.
+fn open_snapshot(
+    conn: &Connection,
+    mode: ReadOnly,
+    path: &Path,
+    busy_timeout: Duration,
+) -> Result<()> {
+    waiting_for_index(mode, path, busy_timeout, || {
+        conn.prepare_cached("PRAGMA schema_version")
+            .and_then(|mut stmt| stmt.query_row([], |_| Ok(())))
+            .map_err(|e| connection::db_error("cannot start a read", e))
+    })
+}
+
+/// A read-only connection in `mode` to `path` (see [`connection::open_read_only`]); opening one
+/// reads the schema, so a shared one waits for the index as [`waiting_for_index`] does.
+///
+/// # Errors
+/// As [`waiting_for_index`] and [`connection::open_read_only`].
+pub(super) fn open_connection(
+    path: &Path,
+    mode: ReadOnly,
+    busy_timeout: Duration,
+    cache_kib: i64,
+) -> Result<Connection> {
+    waiting_for_index(mode, path, busy_timeout, || {
+        connection::open_read_only(path, busy_timeout, cache_kib, mode)
+    })
+}
+
+/// Runs `attempt`, a step on a connection in `mode` to `path` that reads it, again while SQLite
+/// answers that the WAL index needs a rebuild this connection may not do, for up to
+/// `busy_timeout`. Only shared connections read through the index.
+///
+/// # Errors
+/// [`ErrorKind::Busy`] when the index stayed inconsistent for the whole busy timeout; the error
+/// of `attempt` otherwise.
+fn waiting_for_index<T>(
+    mode: ReadOnly,
+    path: &Path,
+    busy_timeout: Duration,
+    mut attempt: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match attempt() {
+            Err(e) if mode == ReadOnly::Shared && index_needs_rebuild(&e) => {
+                let left = busy_timeout.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Err(index_stayed_inconsistent(path, busy_timeout, e));
+                }
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(INDEX_RETRY_MAX_PAUSE);
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Whether SQLite refused a read because the WAL index needs a rebuild this connection may not
+/// do (`SQLITE_READONLY_RECOVERY`).
+fn index_needs_rebuild(e: &Error) -> bool {
+    let source = std::error::Error::source(e).and_then(|s| s.downcast_ref::<rusqlite::Error>());
+    matches!(
+        source,
+        Some(rusqlite::Error::SqliteFailure(inner, _))
+            if inner.extended_code == rusqlite::ffi::SQLITE_READONLY_RECOVERY
+    )
+}
+
+fn index_stayed_inconsistent(path: &Path, waited: Duration, e: Error) -> Error {
+    let shown = path.display();
+    Error::new(
+        ErrorKind::Busy,
+        format!(
+            "cannot read store {shown}: its WAL index ({shown}-shm) stayed inconsistent for the \
+             busy timeout ({} ms), and only a connection with write access may rebuild it; \
+             retry once its writer commits again, or open the store once with write access",
+            waited.as_millis()
+        ),
+    )
+    .with_source(e)
 }
 
 /// The store file's size and modification time: what a writer's checkpoint changes.

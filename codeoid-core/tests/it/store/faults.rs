@@ -64,6 +64,15 @@ fn child_process() {
                 println!("ACK {id}");
                 i += 1;
             }
+            if var("CODEOID_IT_PAUSE") == "1" {
+                // Idle with the store open until told to go on, then record one more turn.
+                println!("PAUSED");
+                std::io::stdin().read_line(&mut String::new()).unwrap();
+                let id = format!("{prefix}t{i}");
+                let turn = Turn::user_text(format!("{prefix} resumed"));
+                store.record_turn(&sid, &at(turn, &id, i as i64)).unwrap();
+                println!("ACK {id}");
+            }
         }
         "default_path" => {
             println!(
@@ -75,7 +84,7 @@ fn child_process() {
     }
 }
 
-fn spawn_child(envs: &[(&str, &str)], remove: &[&str]) -> Child {
+pub(super) fn spawn_child(envs: &[(&str, &str)], remove: &[&str]) -> Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         CHILD_TEST,
@@ -84,6 +93,7 @@ fn spawn_child(envs: &[(&str, &str)], remove: &[&str]) -> Child {
         "--nocapture",
         "--test-threads=1",
     ])
+    .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
     for (k, v) in envs {
@@ -95,7 +105,7 @@ fn spawn_child(envs: &[(&str, &str)], remove: &[&str]) -> Child {
     cmd.spawn().unwrap()
 }
 
-fn writer(db: &Path, session: &str, prefix: &str, turns: u64, style: &str) -> Child {
+pub(super) fn writer(db: &Path, session: &str, prefix: &str, turns: u64, style: &str) -> Child {
     spawn_child(
         &[
             ("CODEOID_IT_CHILD", "writer"),
@@ -126,7 +136,7 @@ fn acks_of(child: Child) -> Vec<String> {
 
 /// The turn id acknowledged on `line`. The test harness prints `test … ... ` without a newline
 /// before the child runs, so the first acknowledgement shares its line.
-fn ack(line: &str) -> Option<&str> {
+pub(super) fn ack(line: &str) -> Option<&str> {
     line.find("ACK ").map(|i| line[i + 4..].trim())
 }
 

@@ -1,13 +1,18 @@
 //! Reading a store without write access (`Store::open_read_only`): a folder nothing may write,
 //! a file that may not be written, a WAL left with commits, and paths that hold no store.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use codeoid_core::ErrorKind;
 use codeoid_core::canonical::Turn;
-use codeoid_core::store::{LexicalFilters, Store, TimelineQuery, schema::SCHEMA_VERSION};
+use codeoid_core::store::{
+    LexicalFilters, Store, StoreOptions, TimelineQuery, schema::SCHEMA_VERSION,
+};
 use serde_json::json;
 
+use super::faults::spawn_child;
 use super::{Unwritable, at, call, result, session, workspace};
 
 /// Records one exchange with a tool call in a new session of workspace `/w`: a prompt, a
@@ -319,4 +324,79 @@ fn paths_that_hold_no_readable_store_are_refused_and_left_as_they_were() {
         assert!(err.message().contains(needle), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), before, "not migrated");
     }
+}
+
+#[test]
+fn a_wal_index_only_a_writer_may_rebuild_is_waited_for_then_refused_clearly() {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("codeoid.db");
+    let shm = dir.path().join("codeoid.db-shm");
+    let db = path.to_str().unwrap();
+    let mut child = spawn_child(
+        &[
+            ("CODEOID_IT_CHILD", "writer"),
+            ("CODEOID_IT_DB", db),
+            ("CODEOID_IT_SESSION", "paused"),
+            ("CODEOID_IT_PREFIX", "p"),
+            ("CODEOID_IT_TURNS", "30"),
+            ("CODEOID_IT_PAUSE", "1"),
+        ],
+        &[],
+    );
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while !lines.next().unwrap().unwrap().ends_with("PAUSED") {}
+    // Its checkpoint (250 ms after the last commit) and index merges are done well within this.
+    std::thread::sleep(Duration::from_secs(1));
+    let options = |wait_ms| {
+        let mut options = StoreOptions::default();
+        options.read_only = true;
+        options.busy_timeout = Duration::from_millis(wait_ms);
+        options
+    };
+    // While this process may not write the index, its connections map it read-only, and keep
+    // it so after: they share one mapping.
+    let Some(guard) = Unwritable::new(&shm) else {
+        eprintln!("cannot make a file read-only in this environment; skipping");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        return;
+    };
+    let reader = Store::open_with(&path, options(300)).unwrap();
+    assert_eq!(reader.turns("paused", ..).unwrap().len(), 30);
+    drop(guard);
+    // A live writer's index whose header's two copies differ, as while it updates them: only
+    // a connection that may write the index can rebuild it.
+    let file = std::fs::OpenOptions::new().write(true).open(&shm).unwrap();
+    file.write_all_at(&[0xAB; 8], 16).unwrap();
+    drop(file);
+    let refused = |err: codeoid_core::Error, started: Instant| {
+        assert!(
+            started.elapsed() >= Duration::from_millis(300),
+            "waited: {err}"
+        );
+        assert_eq!(err.kind(), ErrorKind::Busy, "{}", err.full_message());
+        assert!(err.message().contains("codeoid.db-shm"), "{err}");
+        assert!(err.message().contains("write access"), "{err}");
+    };
+    let started = Instant::now();
+    refused(reader.turns("paused", ..).unwrap_err(), started);
+    let started = Instant::now();
+    refused(
+        Store::open_with(&path, options(300)).err().unwrap(),
+        started,
+    );
+
+    // A reader waits until the writer rebuilds the index.
+    let waiting = std::thread::spawn({
+        let path = path.clone();
+        move || Store::open_with(&path, options(30_000)).and_then(|r| r.turns("paused", ..))
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    writeln!(child.stdin.take().unwrap(), "go").unwrap();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+    assert_eq!(waiting.join().unwrap().unwrap().len(), 31);
+    assert_eq!(reader.turns("paused", ..).unwrap().len(), 31);
 }
