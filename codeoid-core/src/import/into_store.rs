@@ -421,8 +421,9 @@ impl Importer<'_> {
             lineage: self.lineage(&session),
             backing_context_id: None,
         };
-        let stored = match self.store.create_session(&workspace, new) {
-            Ok(stored) => stored,
+        // Another import may have created it since it was looked up: this call says who did.
+        let (stored, created) = match self.store.create_or_find_session(&workspace, new) {
+            Ok(found) => found,
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                 self.summary.skip(&session, e.message().to_owned());
                 return Ok(());
@@ -462,7 +463,7 @@ impl Importer<'_> {
                 Err(e) => return Err(e),
             }
         }
-        match (existed, changed) {
+        match (!created, changed) {
             (false, _) => self.summary.sessions_new += 1,
             (true, true) => self.summary.sessions_updated += 1,
             (true, false) => self.summary.sessions_unchanged += 1,

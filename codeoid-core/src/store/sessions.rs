@@ -265,6 +265,20 @@ impl Store {
     /// [`ErrorKind::InvalidInput`] for an empty id; [`ErrorKind::AlreadyExists`] when the id
     /// belongs to another workspace's session.
     pub fn create_session(&self, workspace: &Workspace, new: NewSession) -> Result<Session> {
+        self.create_or_find_session(workspace, new)
+            .map(|(session, _)| session)
+    }
+
+    /// [`Store::create_session`], also saying whether this call created the session (`false`:
+    /// it existed, perhaps created by another process since the caller last looked).
+    ///
+    /// # Errors
+    /// As [`Store::create_session`].
+    pub(crate) fn create_or_find_session(
+        &self,
+        workspace: &Workspace,
+        new: NewSession,
+    ) -> Result<(Session, bool)> {
         if let Some(id) = &new.id {
             if id.trim().is_empty() {
                 return Err(Error::invalid_input(
@@ -311,7 +325,7 @@ impl Store {
             .map_err(|e| db_error(&context, e))?;
             if let Some(existing) = find(tx, &id)? {
                 if existing.workspace_id == workspace.id() {
-                    return Ok(existing);
+                    return Ok((existing, false));
                 }
                 return Err(Error::new(
                     ErrorKind::AlreadyExists,
@@ -324,7 +338,7 @@ impl Store {
                 ));
             }
             insert(tx, &id, workspace.id(), &root, &new, created)?;
-            require(tx, &id)
+            Ok((require(tx, &id)?, true))
         })
     }
 

@@ -166,6 +166,35 @@ fn the_spotter_folder_imports_into_a_real_store() {
 }
 
 #[test]
+fn two_imports_of_one_folder_at_once_count_each_session_new_once() {
+    let once = tempfile::tempdir().unwrap();
+    import(&open(once.path()).1, &spotter(), &ImportOptions::default());
+    // The race (both look a session up before either creates it) is not won every time.
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, store) = open(dir.path());
+        let other = Store::open(&db).unwrap();
+        let start = std::sync::Barrier::new(2);
+        let run = |store: &Store| {
+            start.wait();
+            import(store, &spotter(), &ImportOptions::default())
+        };
+        let (a, b) = std::thread::scope(|scope| {
+            let a = scope.spawn(|| run(&store));
+            let b = scope.spawn(|| run(&other));
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        // Each import saw every session, and exactly one of them created it.
+        for summary in [&a, &b] {
+            let seen = summary.sessions_new + summary.sessions_updated + summary.sessions_unchanged;
+            assert_eq!(seen, 12, "{summary:?}");
+        }
+        assert_eq!(a.sessions_new + b.sessions_new, 12, "{a:?}\n{b:?}");
+        assert_eq!(counts(&db), counts(&once.path().join("codeoid.db")));
+    }
+}
+
+#[test]
 fn a_real_session_recorded_in_one_batch_writes_its_index_once() {
     // Real turns bring every kind of row: usage on each assistant turn, paths, sidechains,
     // thinking. FTS5 writes its pending terms out at every savepoint, and a statement that
