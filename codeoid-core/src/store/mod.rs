@@ -61,6 +61,7 @@ mod turns;
 mod usage;
 mod vector_feed;
 mod vectors;
+mod vfs_layer;
 mod wal_writes;
 pub mod workspace;
 

@@ -9,47 +9,18 @@
 //! Files are the default VFS's own files: only the open flags of WAL files change.
 
 use std::ffi::{CStr, c_int};
-use std::ptr;
-use std::sync::OnceLock;
 
 use rusqlite::ffi;
 
-use super::wal_writes::{LayerSlot, VfsPtr};
+use super::vfs_layer::Layer;
 
-/// The name read-only connections open the store with.
-const VFS_NAME: &CStr = c"codeoid-no-create";
-
-/// The default VFS, which every call goes to.
-static INNER: OnceLock<VfsPtr> = OnceLock::new();
-
-static LAYER: LayerSlot = LayerSlot::new();
+/// The VFS read-only connections open the store with.
+static LAYER: Layer = Layer::new(c"codeoid-no-create");
 
 /// The name of this VFS, registered on first use; `None` if SQLite refused it (then the caller
 /// must not open a store that might need a WAL file created).
 pub(crate) fn vfs_name() -> Option<&'static CStr> {
-    static REGISTERED: OnceLock<bool> = OnceLock::new();
-    // SAFETY: called once; `register` reads the default VFS and fills the static slot.
-    let registered = *REGISTERED.get_or_init(|| unsafe { register() });
-    registered.then_some(VFS_NAME)
-}
-
-/// # Safety
-/// Must run at most once (it is called through a `OnceLock`).
-unsafe fn register() -> bool {
-    // SAFETY: sqlite3_vfs_find(NULL) returns the default VFS or NULL; it initializes SQLite.
-    let inner = unsafe { ffi::sqlite3_vfs_find(ptr::null()) };
-    if inner.is_null() || INNER.set(VfsPtr(inner)).is_err() {
-        return false;
-    }
-    // SAFETY: `inner` is a valid registered VFS.
-    let mut vfs = unsafe { *inner };
-    // Every method but `xOpen` is the default VFS's own; they read only `pAppData` and
-    // `mxPathname` of the struct they receive, which this copy carries.
-    vfs.zName = VFS_NAME.as_ptr();
-    vfs.pNext = ptr::null_mut();
-    vfs.xOpen = Some(open);
-    // SAFETY: called once, per this function's contract.
-    unsafe { LAYER.register(vfs) }
+    LAYER.name(|vfs| vfs.xOpen = Some(open))
 }
 
 /// Opens `name` through the default VFS; a WAL file is opened read-only and never created.
@@ -60,7 +31,7 @@ unsafe extern "C" fn open(
     flags: c_int,
     out_flags: *mut c_int,
 ) -> c_int {
-    let Some(VfsPtr(inner)) = INNER.get() else {
+    let Some(inner) = LAYER.inner() else {
         return ffi::SQLITE_ERROR;
     };
     let flags = if flags & ffi::SQLITE_OPEN_WAL != 0 {
@@ -71,8 +42,8 @@ unsafe extern "C" fn open(
     };
     // SAFETY: `inner` is the registered default VFS; `file` has room for its file objects (this
     // VFS's `szOsFile` is the default's), and the other arguments are SQLite's, passed on.
-    match unsafe { (**inner).xOpen } {
-        Some(inner_open) => unsafe { inner_open(*inner, name, file, flags, out_flags) },
+    match unsafe { (*inner).xOpen } {
+        Some(inner_open) => unsafe { inner_open(inner, name, file, flags, out_flags) },
         None => ffi::SQLITE_ERROR,
     }
 }

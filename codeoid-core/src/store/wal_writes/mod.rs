@@ -42,7 +42,6 @@
 //! methods passed through).
 
 use std::ffi::{CStr, c_int, c_void};
-use std::sync::OnceLock;
 
 use rusqlite::ffi;
 
@@ -63,10 +62,7 @@ const FRAME_HEADER: usize = 24;
 /// process) over the default VFS. `None` when it cannot be registered; the store then opens
 /// with the default VFS and behaves the same, only with more write calls.
 pub(crate) fn vfs_name() -> Option<&'static CStr> {
-    static REGISTERED: OnceLock<bool> = OnceLock::new();
-    // SAFETY: called once; `register` reads the default VFS and fills the static slot it registers.
-    let registered = *REGISTERED.get_or_init(|| unsafe { vfs::register() });
-    registered.then_some(VFS_NAME)
+    vfs::name()
 }
 
 /// Calls the inner file's method `$name` with `$args`, or returns `$missing` when the inner
@@ -98,7 +94,6 @@ macro_rules! forward_flushed {
 mod vfs;
 
 use vfs::{File, Frame, Kind, inner_methods, layer_file};
-pub(in crate::store) use vfs::{LayerSlot, VfsPtr};
 
 /// Writes a WAL file's buffer out, in pieces of at most [`MAX_WRITE`] bytes; the buffer is
 /// emptied whatever the outcome, and a failure is returned (SQLite then fails the statement and

@@ -1,83 +1,31 @@
-//! The VFS shell of the WAL write layer: registering it over the default VFS, the file
+//! The VFS shell of the WAL write layer: registering it over the default VFS (a
+//! `vfs_layer::Layer`), the file
 //! objects it allocates around the default VFS's files, opening and closing them, and the
 //! methods it passes straight through. What is gathered and when it goes out is the parent
 //! module's.
 
-use std::cell::UnsafeCell;
-use std::ffi::{c_int, c_void};
-use std::mem::MaybeUninit;
+use std::ffi::{CStr, c_int, c_void};
 use std::ptr;
-use std::sync::OnceLock;
 
 use rusqlite::ffi;
+
+use crate::store::vfs_layer::Layer;
 
 use super::{
     VFS_NAME, file_control, file_size_of, flush, read, shm_barrier, shm_lock, shm_unmap, sync,
     truncate, write,
 };
 
-/// The default VFS this layer forwards to, set before registration.
-static INNER: OnceLock<VfsPtr> = OnceLock::new();
+/// The WAL write layer over the default VFS.
+static LAYER: Layer = Layer::new(VFS_NAME);
 
-/// A pointer to a VFS registered for the whole process (never freed, never mutated).
-pub(in crate::store) struct VfsPtr(pub(in crate::store) *mut ffi::sqlite3_vfs);
-// SAFETY: SQLite VFS objects are process-wide and thread-safe by contract; this one is never
-// written after registration.
-unsafe impl Send for VfsPtr {}
-// SAFETY: as above.
-unsafe impl Sync for VfsPtr {}
-
-/// Registers this layer as a non-default VFS. Returns whether it is available.
-///
-/// # Safety
-/// Must run at most once (it is called through a `OnceLock`).
-pub(super) unsafe fn register() -> bool {
-    // SAFETY: sqlite3_vfs_find(NULL) returns the default VFS or NULL; it initializes SQLite.
-    let inner = unsafe { ffi::sqlite3_vfs_find(ptr::null()) };
-    if inner.is_null() || INNER.set(VfsPtr(inner)).is_err() {
-        return false;
-    }
-    // SAFETY: `inner` is a valid registered VFS.
-    let mut vfs = unsafe { *inner };
-    // The inner VFS's methods other than `xOpen` are reused as they are; they receive this
-    // struct, which carries the inner one's `pAppData` and `mxPathname`, all they read of it.
-    vfs.szOsFile = file_size(vfs.szOsFile);
-    vfs.zName = VFS_NAME.as_ptr();
-    vfs.pNext = ptr::null_mut();
-    vfs.xOpen = Some(open);
-    // SAFETY: called once, per this function's contract.
-    unsafe { LAYER.register(vfs) }
+/// The layer's name, registered on first use; `None` if SQLite refused it.
+pub(super) fn name() -> Option<&'static CStr> {
+    LAYER.name(|vfs| {
+        vfs.szOsFile = file_size(vfs.szOsFile);
+        vfs.xOpen = Some(open);
+    })
 }
-
-/// A registered VFS itself, in static memory rather than a leaked allocation (leak checkers
-/// such as valgrind report those), written once by [`LayerSlot::register`]; SQLite then owns
-/// its `pNext`.
-pub(in crate::store) struct LayerSlot(UnsafeCell<MaybeUninit<ffi::sqlite3_vfs>>);
-// SAFETY: written once before registration; afterwards only SQLite touches it, under its own
-// mutex.
-unsafe impl Sync for LayerSlot {}
-
-impl LayerSlot {
-    /// An empty slot, for a `static`.
-    pub(in crate::store) const fn new() -> LayerSlot {
-        LayerSlot(UnsafeCell::new(MaybeUninit::uninit()))
-    }
-
-    /// Writes `vfs` into this slot and registers it as a non-default VFS. Returns whether
-    /// SQLite took it.
-    ///
-    /// # Safety
-    /// Must run at most once per slot, before anything else reads it.
-    pub(in crate::store) unsafe fn register(&'static self, vfs: ffi::sqlite3_vfs) -> bool {
-        let slot = self.0.get().cast::<ffi::sqlite3_vfs>();
-        // SAFETY: per the contract, nothing else reads the slot yet.
-        unsafe { slot.write(vfs) };
-        // SAFETY: the slot is static, so it lives for the process; 0 = not the default VFS.
-        unsafe { ffi::sqlite3_vfs_register(slot, 0) == ffi::SQLITE_OK }
-    }
-}
-
-static LAYER: LayerSlot = LayerSlot::new();
 
 /// What a file opened through this layer is, for where it buffers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -176,7 +124,7 @@ unsafe extern "C" fn open(
     flags: c_int,
     out_flags: *mut c_int,
 ) -> c_int {
-    let Some(VfsPtr(inner_vfs)) = INNER.get() else {
+    let Some(inner_vfs) = LAYER.inner() else {
         return ffi::SQLITE_ERROR;
     };
     // SAFETY: SQLite allocated `szOsFile` bytes at `file`: room for a `File` and the inner file.
@@ -200,8 +148,8 @@ unsafe extern "C" fn open(
         );
     }
     // SAFETY: the inner VFS opens its file in the space reserved for it.
-    let rc = match unsafe { (**inner_vfs).xOpen } {
-        Some(inner_open) => unsafe { inner_open(*inner_vfs, name, inner, flags, out_flags) },
+    let rc = match unsafe { (*inner_vfs).xOpen } {
+        Some(inner_open) => unsafe { inner_open(inner_vfs, name, inner, flags, out_flags) },
         None => ffi::SQLITE_ERROR,
     };
     // SAFETY: written above.
