@@ -99,9 +99,8 @@ pub(crate) fn open_read_only(
         ReadOnly::Immutable(_) => Connection::open_with_flags(file_uri(path, "immutable=1"), flags),
     };
     let conn = opened.map_err(|e| open_error(path, e))?;
+    // Opened read-only, the connection refuses writes itself: no `query_only` needed.
     configure(&conn, busy_timeout, cache_kib).map_err(|e| open_error(path, e))?;
-    conn.pragma_update(None, "query_only", true)
-        .map_err(|e| open_error(path, e))?;
     Ok(conn)
 }
 

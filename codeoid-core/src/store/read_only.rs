@@ -151,7 +151,7 @@ impl Store {
         let (Some(ReadOnly::Immutable(stamp)), Some(path)) = (self.read_only, &self.path) else {
             return Ok(());
         };
-        if !Beside::of(path)?.wal_frames && Stamp::of(path)? == stamp {
+        if !Beside::wal_frames(path)? && Stamp::of(path)? == stamp {
             return Ok(());
         }
         Err(Error::new(
@@ -294,18 +294,24 @@ struct Beside {
 
 impl Beside {
     fn of(path: &Path) -> Result<Beside> {
-        let size = |suffix: &str| -> Result<Option<u64>> {
-            let file = sibling(path, suffix);
-            match std::fs::metadata(&file) {
-                Ok(metadata) => Ok(Some(metadata.len())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(Error::io("inspect", &file, e)),
-            }
-        };
         Ok(Beside {
-            shm: size("-shm")?.is_some(),
-            wal_frames: size("-wal")?.is_some_and(|len| len > WAL_HEADER),
+            shm: size_of(&sibling(path, "-shm"))?.is_some(),
+            wal_frames: Beside::wal_frames(path)?,
         })
+    }
+
+    /// Whether a `-wal` beside `path` holds at least one frame (all a check around a read needs).
+    fn wal_frames(path: &Path) -> Result<bool> {
+        Ok(size_of(&sibling(path, "-wal"))?.is_some_and(|len| len > WAL_HEADER))
+    }
+}
+
+/// The length of `file`, `None` when it does not exist.
+fn size_of(file: &Path) -> Result<Option<u64>> {
+    match std::fs::metadata(file) {
+        Ok(metadata) => Ok(Some(metadata.len())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("inspect", file, e)),
     }
 }
 
