@@ -300,6 +300,7 @@ pub(crate) fn delete_derived(
                 .collect::<rusqlite::Result<Vec<_>>>()
         })
         .map_err(|e| db_error(&context, e))?;
+    super::replaced::remember(tx, session_id, from)?;
     // Keys are never reused (schema V3): remember the largest one deleted.
     tx.prepare_cached(&format!(
         "INSERT INTO counters (name, value)
@@ -367,7 +368,7 @@ pub(crate) fn fetch(conn: &Connection, workspace_id: &str, id: &str) -> Result<S
         })
         .map_err(|e| db_error(&context(), e))?;
     let Some((header, content, pk)) = found else {
-        return Err(not_found(workspace_id, id));
+        return Err(super::replaced::missing(conn, workspace_id, id));
     };
     let paths = paths_of(conn, pk).map_err(|e| db_error(&context(), e))?;
     let blobs = blobs::refs_of(conn, pk)?;
@@ -391,7 +392,7 @@ pub(crate) fn not_found(workspace_id: &str, id: &str) -> Error {
 const SHOWN_ID_CHARS: usize = 64;
 
 /// `id` for a message: whole when it is short, else its start and its length.
-fn shown_id(id: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn shown_id(id: &str) -> std::borrow::Cow<'_, str> {
     echo_chars(id, SHOWN_ID_CHARS)
 }
 

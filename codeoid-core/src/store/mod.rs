@@ -50,6 +50,7 @@ mod read_hashes;
 mod read_only;
 mod record;
 mod render;
+mod replaced;
 mod rotation;
 pub mod schema;
 mod search_text;

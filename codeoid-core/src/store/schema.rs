@@ -14,7 +14,8 @@
 //!   the chunker derived, the event that emitted it (`episodes.origin_seq`). Rows written before
 //!   version 2 keep `NULL` there. Version 3 adds the `counters` table (the episode key floor);
 //!   version 4 moves vectors to a table with row ids (see `V4`); version 5 records where the
-//!   current backing context of a session began (see `V5`).
+//!   current backing context of a session began (see `V5`); version 6 remembers the episodes a
+//!   tail replacement removed (see `V6`).
 //!
 //! See `docs/store.md` for the tables and what each column means. This module deliberately holds
 //! only DDL and version logic; the queries live with their concepts.
@@ -30,10 +31,10 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const APPLICATION_ID: i32 = 0x6364_6f64;
 
 /// The schema version this library writes and understands.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Migration `i` takes a store from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 5] = [V1, V2, V3, V4, V5];
+const MIGRATIONS: [&str; 6] = [V1, V2, V3, V4, V5, V6];
 
 const V1: &str = r"
 CREATE TABLE workspaces (
@@ -225,6 +226,21 @@ CREATE TABLE vectors (
 /// `NULL` until a seed is taken: the rotation's own turn is the boundary then, as before.
 const V5: &str = r"
 ALTER TABLE sessions ADD COLUMN context_started_turn INTEGER;
+";
+
+/// Episodes a tail replacement removed, and where each stood in its workspace's timeline: a
+/// walk anchored on one (`before`) goes on from there, and reading one says it was replaced
+/// (see `replaced`).
+const V6: &str = r"
+CREATE TABLE replaced_episodes (
+    id           TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    pk           INTEGER NOT NULL,
+    replaced_at  INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX replaced_episodes_by_session ON replaced_episodes(session_id);
 ";
 
 /// The end of version 4, after [`move_vectors`].

@@ -35,7 +35,7 @@ use super::connection::db_error;
 use super::record::{Tip, first_intent_of, is_subagent, load_chunker, seq_of, validate_batch};
 use super::sessions::{self, Session};
 use super::snapshot::{has_snapshot, state_after};
-use super::{Store, episodes, from_millis, to_millis};
+use super::{Store, episodes, from_millis, replaced, to_millis};
 use crate::canonical::{Chunker, Turn, TurnPosition};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -371,6 +371,7 @@ impl Store {
             };
             tip.save(tx, session_id)?;
             set_finished(tx, session_id, finished_at)?;
+            replaced::forget_returned(tx, session_id)?;
             Ok(outcome)
         })
     }

@@ -4,15 +4,16 @@
 //! Invariants: the order is `created_at` descending, then insertion order descending, so it is
 //! total and deterministic. With `before`, a page starts just older than that episode; the next
 //! page's query is always `{before: last episode of this page, limit}`, so walking with it visits
-//! every episode that existed when the walk started exactly once.
+//! every episode that existed when the walk started exactly once. An anchor that a tail
+//! replacement removed since keeps its place (see `replaced`).
 //!
 //! It deliberately holds no text formatting (see `render`).
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
-use super::Store;
 use super::connection::db_error;
 use super::episodes::{self, EpisodeHeader, HEADER_COLUMNS, header_from_row};
+use super::{Store, replaced};
 use crate::error::{Error, Result};
 
 /// Largest page the store serves (the model-facing tool allows less).
@@ -65,17 +66,9 @@ pub(crate) fn page(
     let fetch = query.limit as i64 + 1;
     let rows = match &query.before {
         Some(before) => {
-            let anchor: Option<(i64, i64)> = conn
-                .prepare_cached(
-                    "SELECT created_at, pk FROM episodes WHERE id = ?1 AND workspace_id = ?2",
-                )
-                .and_then(|mut stmt| {
-                    stmt.query_row(params![before, workspace_id], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                    .optional()
-                })
-                .map_err(|e| db_error(&context(), e))?;
+            // An anchor a tail replacement removed since still marks its place.
+            let anchor =
+                replaced::place(conn, workspace_id, before).map_err(|e| db_error(&context(), e))?;
             let Some((created, pk)) = anchor else {
                 return Err(episodes::not_found(workspace_id, before));
             };
@@ -122,7 +115,8 @@ impl Store {
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidInput`] for a limit outside 1..=[`MAX_TIMELINE_LIMIT`];
-    /// [`crate::ErrorKind::NotFound`] when `before` names no episode of this workspace.
+    /// [`crate::ErrorKind::NotFound`] when `before` names no episode of this workspace (one a
+    /// tail replacement removed still anchors the page).
     pub fn timeline(&self, workspace_id: &str, query: &TimelineQuery) -> Result<TimelinePage> {
         self.read(|conn| page(conn, workspace_id, query))
     }

@@ -648,6 +648,7 @@ fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
          INSERT INTO vectors SELECT model, episode_pk, window_index, dim, data FROM v4;
          DROP TABLE v4;
          ALTER TABLE sessions DROP COLUMN context_started_turn;
+         DROP TABLE replaced_episodes;
          PRAGMA user_version = 3;",
     )
     .unwrap();
@@ -678,10 +679,12 @@ fn opening_a_store_another_process_is_migrating_waits_for_it() {
     let path = dir.path().join("codeoid.db");
     drop(Store::open(&path).unwrap());
     let conn = rusqlite::Connection::open(&path).unwrap();
-    // A version 3 file: without what versions 4 and 5 add (the vectors table is rebuilt by the
+    // A version 3 file: without what versions 4 to 6 add (the vectors table is rebuilt by the
     // migration whatever its layout).
     conn.execute_batch(
-        "ALTER TABLE sessions DROP COLUMN context_started_turn; PRAGMA user_version = 3",
+        "ALTER TABLE sessions DROP COLUMN context_started_turn;
+         DROP TABLE replaced_episodes;
+         PRAGMA user_version = 3",
     )
     .unwrap();
     // Another process's migration: the write lock held for longer than the store's own timeout.

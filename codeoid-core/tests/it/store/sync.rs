@@ -4,7 +4,7 @@
 
 use codeoid_core::ErrorKind;
 use codeoid_core::canonical::{EpisodeKind, EpisodeStatus, Part, Role, ToolCall, Turn};
-use codeoid_core::store::{NewSession, RawOutput, Session, Store, Workspace};
+use codeoid_core::store::{NewSession, RawOutput, Session, Store, TimelineQuery, Workspace};
 use serde_json::json;
 
 use super::{at, call, result, temp_store, time, usage, workspace};
@@ -240,6 +240,91 @@ fn replacing_a_tail_keeps_rotations_raw_outputs_and_earlier_episodes() {
         "one usage row per call, the grown one replaced"
     );
     assert_eq!(ledger[0].call.output_tokens, 60);
+}
+
+#[test]
+fn an_episode_a_replacement_removed_still_anchors_a_walk_and_says_it_was_replaced() {
+    let (full, _) = conversation();
+    let (dir, store) = temp_store();
+    let ws = workspace("/work/repo");
+    let s = session(&store, &ws, "main", 0);
+    store.sync_turns(&s.id, 0, &full, false).unwrap();
+    let by_call = |store: &Store, call: &str| {
+        store
+            .session_episodes(&s.id)
+            .unwrap()
+            .into_iter()
+            .find(|h| h.call_id.as_deref() == Some(call))
+    };
+    let edit = by_call(&store, "c3").unwrap();
+    let page = |before: &str| {
+        let query = TimelineQuery {
+            before: Some(before.to_owned()),
+            ..TimelineQuery::default()
+        };
+        store.timeline(ws.id(), &query)
+    };
+    let older: Vec<String> = page(&edit.id)
+        .unwrap()
+        .episodes
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(older.len(), 2, "the two reads came before the edit");
+
+    // The log changed from the edit on: another call took its place.
+    let mut changed = full.clone();
+    changed[3] = at(
+        call("c9", "Write", json!({"file_path": "src/cli.rs"})),
+        "a2",
+        4,
+    );
+    changed[4] = at(result("c9", "ok", false), "r2", 5);
+    let out = store.sync_turns(&s.id, 0, &changed, false).unwrap();
+    assert!(out.episodes_removed >= 1, "{out:?}");
+    assert!(by_call(&store, "c3").is_none());
+    assert!(by_call(&store, "c9").is_some());
+
+    let after: Vec<String> = page(&edit.id)
+        .unwrap()
+        .episodes
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(after, older, "the walk goes on from where the edit stood");
+    let err = store.episode(ws.id(), &edit.id).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert!(err.message().contains("was removed when session"), "{err}");
+    let err = store
+        .episode(ws.id(), "ep_00000000000000000000")
+        .unwrap_err();
+    assert!(err.message().contains("not found"), "{err}");
+    // Another workspace never learns of it.
+    let other = workspace("/work/other");
+    assert!(page(&edit.id).is_ok());
+    let err = store
+        .timeline(
+            other.id(),
+            &TimelineQuery {
+                before: Some(edit.id.clone()),
+                ..TimelineQuery::default()
+            },
+        )
+        .unwrap_err();
+    assert!(err.message().contains("not found"), "{err}");
+
+    // The log as it was: the edit's episode is back under its id, and no longer remembered
+    // as replaced.
+    store.sync_turns(&s.id, 0, &full, false).unwrap();
+    assert_eq!(store.episode(ws.id(), &edit.id).unwrap().header.id, edit.id);
+    let remembered: i64 = rusqlite::Connection::open(dir.path().join("codeoid.db"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM replaced_episodes", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        remembered, 1,
+        "only the c9 call's episode, which is gone now"
+    );
 }
 
 #[test]
