@@ -3,6 +3,7 @@
 //! Result classes: `ImportSummary`, `Forked`, `Handoff`.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use codeoid_core::fork::{
@@ -225,7 +226,9 @@ impl PyMemory {
     ///
     /// `finish_after` (seconds; `None`: never) finishes sessions idle that long. `progress`, if
     /// given, is called with a dict `{files_done, files_total, bytes_done, bytes_total,
-    /// current}` after each file; an exception it raises is re-raised once the import ends.
+    /// current}` after each file. An exception it raises, or a Ctrl-C, stops the import
+    /// before the next file and is raised: every file read before is stored, and importing
+    /// again goes on from there.
     #[pyo3(signature = (path, *, workspace = None, finish_after = 600.0, progress = None))]
     fn import_logs(
         &self,
@@ -251,26 +254,38 @@ impl PyMemory {
             finish_after,
             ..ImportOptions::default()
         };
-        let mut callback_error: Option<PyErr> = None;
+        // The first exception of the progress callback or of a signal handler (Ctrl-C): it
+        // stops the import before the next file and is raised once the import returns.
+        let raised: Mutex<Option<PyErr>> = Mutex::new(None);
         let summary = {
-            let callback_error = &mut callback_error;
+            let raised = &raised;
             detached(py, move || {
                 let mut on_progress = |p: &Progress<'_>| {
                     let Some(callback) = &progress else { return };
-                    if callback_error.is_some() {
+                    if lock(raised).is_some() {
                         return;
                     }
                     Python::attach(|py| {
                         let result = progress_dict(py, p).and_then(|d| callback.call1(py, (d,)));
                         if let Err(err) = result {
-                            *callback_error = Some(err);
+                            *lock(raised) = Some(err);
                         }
                     });
                 };
-                memory.import_logs(&path, &options, &mut on_progress)
+                let mut keep_going = || {
+                    if lock(raised).is_some() {
+                        return false;
+                    }
+                    // Python runs signal handlers only when asked; KeyboardInterrupt comes
+                    // from here.
+                    Python::attach(|py| py.check_signals())
+                        .map_err(|err| *lock(raised) = Some(err))
+                        .is_ok()
+                };
+                memory.import_logs_while(&path, &options, &mut on_progress, &mut keep_going)
             })?
         };
-        if let Some(err) = callback_error {
+        if let Some(err) = raised.into_inner().unwrap_or_else(PoisonError::into_inner) {
             return Err(err);
         }
         Ok(ImportSummary::from_core(&summary))
@@ -354,4 +369,9 @@ fn progress_dict<'py>(py: Python<'py>, p: &Progress<'_>) -> PyResult<Bound<'py, 
     dict.set_item("bytes_total", p.bytes_total)?;
     dict.set_item("current", p.current.to_string_lossy())?;
     Ok(dict)
+}
+
+/// `mutex` locked, whether or not a panic poisoned it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

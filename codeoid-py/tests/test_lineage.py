@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import pathlib
@@ -95,17 +96,53 @@ def test_import_errors(memory: codeoid.Memory, tmp_path: pathlib.Path) -> None:
         memory.import_logs(junk, finish_after=-1.0)
 
 
-def test_a_failing_progress_callback_is_reraised_after_the_import(
+def three_logs(folder: pathlib.Path, workspace: pathlib.Path) -> list[str]:
+    """A folder of three small Claude Code logs, read in the order of their session ids."""
+    folder.mkdir()
+    ids = ["cc-a", "cc-b", "cc-c"]
+    for session_id in ids:
+        claude_code_log(folder / f"{session_id}.jsonl", session_id, workspace)
+    return ids
+
+
+def stored(memory: codeoid.Memory, session_id: str) -> bool:
+    try:
+        memory.session(session_id)
+    except codeoid.NotFoundError:
+        return False
+    return True
+
+
+def test_a_failing_progress_callback_stops_the_import_and_is_reraised(
     memory: codeoid.Memory, tmp_path: pathlib.Path, workspace: pathlib.Path
 ) -> None:
-    log = claude_code_log(tmp_path / "s.jsonl", "cc-3", workspace)
+    ids = three_logs(tmp_path / "logs", workspace)
 
-    def boom(_: dict[str, Any]) -> None:
-        raise KeyError("from the callback")
+    def boom(progress: dict[str, Any]) -> None:
+        if progress["files_done"] == 1:
+            raise KeyError("from the callback")
 
     with pytest.raises(KeyError, match="from the callback"):
-        memory.import_logs(log, progress=boom)
-    assert memory.session("cc-3").turn_count == 4, "the import itself completed"
+        memory.import_logs(tmp_path / "logs", progress=boom)
+    assert [stored(memory, i) for i in ids] == [True, False, False], "stopped before the next file"
+    assert memory.session("cc-a").turn_count == 4, "the file read before is stored whole"
+    again = memory.import_logs(tmp_path / "logs")
+    assert (again.sessions_new, again.sessions_unchanged) == (2, 1)
+
+
+def test_ctrl_c_stops_an_import_between_files(
+    memory: codeoid.Memory, tmp_path: pathlib.Path, workspace: pathlib.Path
+) -> None:
+    ids = three_logs(tmp_path / "logs", workspace)
+
+    def interrupt_after_the_first(progress: dict[str, Any]) -> None:
+        if progress["files_done"] == 1:
+            _thread.interrupt_main()  # as a Ctrl-C does
+
+    with pytest.raises(KeyboardInterrupt):
+        memory.import_logs(tmp_path / "logs", progress=interrupt_after_the_first)
+    assert [stored(memory, i) for i in ids] == [True, False, False]
+    assert memory.import_logs(tmp_path / "logs").sessions_new == 2
 
 
 def test_fork_copies_the_conversation(memory: codeoid.Memory, session: codeoid.Session) -> None:

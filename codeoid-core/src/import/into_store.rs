@@ -49,7 +49,7 @@ use serde::Serialize;
 use super::gemini_cli::{root_here, unmatched_root};
 use super::report::{At, ImportReport, Progress, lossy_path};
 use super::session::{ImportedSession, LogFormat, SessionKind};
-use super::walk::visit_path;
+use super::walk::visit_path_while;
 use crate::canonical::Part;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::{
@@ -134,6 +134,11 @@ pub struct ImportSummary {
     pub episodes_added: u64,
     /// Episodes removed with replaced turns or an undone finish.
     pub episodes_removed: u64,
+    /// The caller stopped the import ([`import_into_while`]) before every file was read:
+    /// what is counted here is stored, and importing again goes on from there. Serialized
+    /// only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 impl ImportSummary {
@@ -200,6 +205,22 @@ pub fn import_into(
     options: &ImportOptions,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<ImportSummary> {
+    import_into_while(store, path, options, on_progress, &mut || true)
+}
+
+/// [`import_into`], asking `keep_going` before each file: when it answers `false` (the person
+/// pressed Ctrl-C, say) the import ends there with [`ImportSummary::stopped`] set. Every file
+/// read before is stored whole; importing again goes on from there.
+///
+/// # Errors
+/// As [`import_into`].
+pub fn import_into_while(
+    store: &Store,
+    path: &Path,
+    options: &ImportOptions,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<ImportSummary> {
     if options.batch_turns == 0 {
         return Err(Error::invalid_input(
             "batch_turns is 0; use at least 1 turn per transaction",
@@ -233,9 +254,17 @@ pub fn import_into(
         seen: HashMap::new(),
         warnings: Vec::new(),
     };
-    let report = visit_path(path, on_progress, &mut |session| importer.session(session))?;
+    let mut stopped = false;
+    let mut asked = || {
+        stopped |= !keep_going();
+        !stopped
+    };
+    let report = visit_path_while(path, on_progress, &mut asked, &mut |session| {
+        importer.session(session)
+    })?;
     let mut summary = importer.summary;
     summary.report = report;
+    summary.stopped = stopped;
     for (file, reason) in importer.warnings {
         summary
             .report

@@ -38,11 +38,11 @@ use serde::Serialize;
 pub use detect::detect_format;
 pub use into_store::{
     DEFAULT_BATCH_TURNS, DEFAULT_FINISH_AFTER, ImportOptions, ImportSummary, SkippedSession,
-    import_into,
+    import_into, import_into_while,
 };
 pub use report::{ImportReport, Issue, MAX_LISTED_ISSUES, Progress, SkippedFile};
 pub use session::{ImportedSession, LogFormat, SessionKind, TurnStats};
-pub use walk::visit_path;
+pub use walk::{visit_path, visit_path_while};
 
 use crate::error::Result;
 

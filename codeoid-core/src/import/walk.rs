@@ -46,6 +46,20 @@ pub fn visit_path(
     on_progress: &mut dyn FnMut(&Progress<'_>),
     on_session: &mut dyn FnMut(ImportedSession) -> Result<()>,
 ) -> Result<ImportReport> {
+    visit_path_while(path, on_progress, &mut || true, on_session)
+}
+
+/// [`visit_path`], asking `keep_going` before each file: when it answers `false` the walk ends
+/// there and returns what it read until then (for a caller that can be interrupted).
+///
+/// # Errors
+/// As [`visit_path`].
+pub fn visit_path_while(
+    path: &Path,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    keep_going: &mut dyn FnMut() -> bool,
+    on_session: &mut dyn FnMut(ImportedSession) -> Result<()>,
+) -> Result<ImportReport> {
     let mut report = ImportReport::default();
     let metadata = std::fs::metadata(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -88,6 +102,9 @@ pub fn visit_path(
     // Gemini `.jsonl` file → the session ids it gave.
     let mut gemini_lines: HashMap<PathBuf, Vec<String>> = HashMap::new();
     for (file, size) in &files {
+        if !keep_going() {
+            break;
+        }
         let mut read = ImportReport::default();
         match read_one(file).and_then(|(format, bytes)| {
             let sessions = read_as(format, file, &bytes, &mut read)?;

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::Memory;
 use crate::error::Result;
 use crate::fork::{ForkOptions, Forked, fork_with};
-use crate::import::{ImportOptions, ImportSummary, Progress, import_into};
+use crate::import::{ImportOptions, ImportSummary, Progress, import_into_while};
 use crate::translate::Backend;
 
 impl Memory {
@@ -25,6 +25,22 @@ impl Memory {
         options: &ImportOptions,
         on_progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<ImportSummary> {
+        self.import_logs_while(path, options, on_progress, &mut || true)
+    }
+
+    /// [`Memory::import_logs`], asking `keep_going` before each file; when it answers `false`
+    /// the import ends there with [`ImportSummary::stopped`] set (see
+    /// [`crate::import::import_into_while`]).
+    ///
+    /// # Errors
+    /// As [`Memory::import_logs`].
+    pub fn import_logs_while(
+        &self,
+        path: &Path,
+        options: &ImportOptions,
+        on_progress: &mut dyn FnMut(&Progress<'_>),
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<ImportSummary> {
         let mut options = options.clone();
         if options.fallback_dir.is_none() && options.workspace_dir.is_none() {
             options.fallback_dir = Some(self.workspace.root().to_path_buf());
@@ -32,7 +48,7 @@ impl Memory {
         if options.tenant.is_empty() {
             options.tenant = self.config.tenant.clone();
         }
-        import_into(&self.store, path, &options, on_progress)
+        import_into_while(&self.store, path, &options, on_progress, keep_going)
     }
 
     /// Forks session `session_id` of this workspace at `at_turn` (the last turn to copy; the tip

@@ -195,6 +195,40 @@ fn two_imports_of_one_folder_at_once_count_each_session_new_once() {
 }
 
 #[test]
+fn an_import_stopped_between_files_stores_those_read_and_goes_on_when_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, store) = open(dir.path());
+    let mut asked = 0;
+    let summary = import::import_into_while(
+        &store,
+        &spotter(),
+        &ImportOptions::default(),
+        &mut |_| {},
+        &mut || {
+            asked += 1;
+            asked <= 3
+        },
+    )
+    .unwrap();
+    assert!(summary.stopped);
+    assert_eq!(
+        asked, 4,
+        "asked before each file, and not again once told to stop"
+    );
+    assert_eq!(
+        (summary.report.files, summary.sessions_new),
+        (3, 3),
+        "{summary:?}"
+    );
+    let again = import(&store, &spotter(), &ImportOptions::default());
+    assert!(!again.stopped);
+    assert_eq!((again.sessions_new, again.sessions_unchanged), (9, 3));
+    let once = tempfile::tempdir().unwrap();
+    import(&open(once.path()).1, &spotter(), &ImportOptions::default());
+    assert_eq!(counts(&db), counts(&once.path().join("codeoid.db")));
+}
+
+#[test]
 fn a_real_session_recorded_in_one_batch_writes_its_index_once() {
     // Real turns bring every kind of row: usage on each assistant turn, paths, sidechains,
     // thinking. FTS5 writes its pending terms out at every savepoint, and a statement that

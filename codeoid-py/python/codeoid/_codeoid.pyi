@@ -669,6 +669,8 @@ class Memory:
     def run(self, session_id: str, command: str, *, timeout: float | None = None) -> RunOutput: ...
 
     # import and fork
+    # progress: called after each file; an exception it raises, or Ctrl-C, stops the import
+    # before the next file and is raised (what was read before is stored)
     def import_logs(
         self,
         path: _StrPath,
