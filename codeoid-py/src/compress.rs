@@ -190,6 +190,8 @@ impl PyMemory {
     /// stdout ending with the `get_episode` hint. A failing command is not an error: see
     /// `RunOutput.exit_code`. `timeout` (seconds, 0 for none) replaces the memory's
     /// `run_timeout` for this call; a command past it is killed with everything it started.
+    /// The command runs in a process group of its own: a Ctrl-C kills it the same way, within
+    /// about 0.1 s, and raises `KeyboardInterrupt` once what it printed is stored.
     #[pyo3(signature = (session_id, command, *, timeout = None))]
     fn run(
         &self,
@@ -199,13 +201,26 @@ impl PyMemory {
         timeout: Option<f64>,
     ) -> PyResult<RunOutput> {
         let memory = self.get(py)?;
-        detached(py, move || {
-            let timeout = match timeout {
-                Some(secs) => MemoryConfig::run_timeout_from_secs(secs, "timeout")?,
-                None => memory.config().run_timeout,
-            };
-            memory.run_with_timeout(&session_id, &command, timeout)
-        })
-        .map(RunOutput::from)
+        let mut raised: Option<PyErr> = None;
+        let output = {
+            let raised = &mut raised;
+            detached(py, move || {
+                let timeout = match timeout {
+                    Some(secs) => MemoryConfig::run_timeout_from_secs(secs, "timeout")?,
+                    None => memory.config().run_timeout,
+                };
+                memory.run_with_timeout_while(&session_id, &command, timeout, &mut || {
+                    // Python runs signal handlers only when asked; KeyboardInterrupt comes
+                    // from here.
+                    Python::attach(|py| py.check_signals())
+                        .map_err(|err| *raised = Some(err))
+                        .is_ok()
+                })
+            })?
+        };
+        match raised {
+            Some(err) => Err(err),
+            None => Ok(RunOutput::from(output)),
+        }
     }
 }

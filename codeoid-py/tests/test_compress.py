@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import _thread
 import pathlib
+import threading
 import time
 
 import pytest
@@ -73,6 +75,23 @@ def test_a_run_past_its_timeout_is_killed(tmp_path: pathlib.Path, workspace: pat
         assert not m.run(session.id, "true").timed_out
     with pytest.raises(codeoid.InvalidInputError, match="run_timeout"):
         codeoid.Memory(tmp_path / "t.db", workspace, env=False, run_timeout=-1)
+
+
+@pytest.mark.parametrize("timeout", [None, 60.0])
+def test_ctrl_c_kills_a_running_command_and_keeps_its_output(
+    memory: codeoid.Memory, session: codeoid.Session, timeout: float | None
+) -> None:
+    timer = threading.Timer(0.5, _thread.interrupt_main)  # as a Ctrl-C does
+    begin = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        memory.run(session.id, "echo started; sleep 30 & sleep 30", timeout=timeout)
+    assert time.monotonic() - begin < 5
+    timer.join()
+    stored = [e for e in memory.timeline().episodes if e.kind == "tool_call"]
+    assert stored and "sleep 30" in stored[0].summary
+    episode = memory.get_episode(stored[0].id)
+    assert b"".join(memory.blob(b.blob_id) for b in episode.blobs if b.role == "stdout") == b"started\n"
 
 
 def test_a_run_s_own_timeout_replaces_the_memory_s(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:

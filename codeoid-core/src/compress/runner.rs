@@ -17,7 +17,8 @@
 //! With [`Runner::timeout`], a command still running at the deadline is killed with its whole
 //! process group (it runs in one of its own, so `sh -c` does not leave its children behind);
 //! what it printed until then is stored and shown, and [`RunOutput::timed_out`] says so. Without
-//! one the runner waits as long as the command runs. It does not stream: output is shown when the
+//! one the runner waits as long as the command runs. [`Runner::run_while`] also asks its caller,
+//! about every 0.1 s, whether to go on, and kills the group the same way when told to stop. It does not stream: output is shown when the
 //! command ends. Background jobs that keep the pipes open keep the runner waiting (until the
 //! deadline, when there is one); the Claude Code hook does not route such commands here.
 
@@ -25,9 +26,8 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::registry::{Compressed, Registry};
 use crate::error::{Error, ErrorKind, Result};
@@ -141,6 +141,9 @@ pub struct RunOutput {
     /// The command ran past [`Runner::timeout`] and was killed (its exit code is then that of
     /// `SIGKILL`, 137); stdout ends with a line saying so.
     pub timed_out: bool,
+    /// The caller of [`Runner::run_while`] asked to stop while the command ran, and it was
+    /// killed with everything it started (exit code 137); stdout ends with a line saying so.
+    pub interrupted: bool,
 }
 
 /// Runs commands through `sh -c`, storing raw output before compressing it.
@@ -226,6 +229,32 @@ impl<'r> Runner<'r> {
     /// be started or its output cannot be read. A failing command is not an error: its exit code
     /// is in the result. A failing sink is not an error either: see [`RunOutput::store_error`].
     pub fn run(&self, command: &str, sink: &dyn RawOutputSink) -> Result<RunOutput> {
+        self.run_checked(command, sink, None)
+    }
+
+    /// [`Runner::run`], asking `keep_going` about every 0.1 s while the command runs: when it
+    /// answers `false` (the person pressed Ctrl-C, say) the command is killed with everything
+    /// it started, what it printed until then is stored and shown, and
+    /// [`RunOutput::interrupted`] says so. The command runs in a process group of its own, as
+    /// with a timeout (so it cannot read from the terminal): the caller answers for Ctrl-C.
+    ///
+    /// # Errors
+    /// As [`Runner::run`].
+    pub fn run_while(
+        &self,
+        command: &str,
+        sink: &dyn RawOutputSink,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<RunOutput> {
+        self.run_checked(command, sink, Some(keep_going))
+    }
+
+    fn run_checked(
+        &self,
+        command: &str,
+        sink: &dyn RawOutputSink,
+        keep_going: Option<&mut dyn FnMut() -> bool>,
+    ) -> Result<RunOutput> {
         if command.trim().is_empty() {
             return Err(Error::invalid_input(
                 "the command to run is empty; pass a shell command line such as \"cargo test\"",
@@ -237,7 +266,9 @@ impl<'r> Runner<'r> {
                  cannot carry one"
             )));
         }
-        let (stdout, stderr, exit_code, timed_out) = self.execute(command)?;
+        let (stdout, stderr, exit_code, killed) = self.execute(command, keep_going)?;
+        let (timed_out, interrupted) =
+            (killed == Killed::AtDeadline, killed == Killed::Interrupted);
         let (episode_id, store_error) = match sink.store_raw(command, &stdout, &stderr, exit_code) {
             Ok(id) => (Some(id), None),
             Err(err) => (None, Some(err)),
@@ -252,15 +283,21 @@ impl<'r> Runner<'r> {
                 .into_bytes(),
             _ => stdout,
         };
-        if let (true, Some(limit)) = (timed_out, self.timeout) {
+        let note = match (killed, self.timeout) {
+            (Killed::AtDeadline, Some(limit)) => {
+                Some(format!("ran past its {} s timeout", limit.as_secs_f64()))
+            }
+            (Killed::Interrupted, _) => Some("was interrupted".to_owned()),
+            _ => None,
+        };
+        if let Some(what) = note {
             if !shown.is_empty() && !shown.ends_with(b"\n") {
                 shown.push(b'\n');
             }
             shown.extend_from_slice(
                 format!(
-                    "[codeoid: the command ran past its {} s timeout and was killed; the output \
-                     above is what it printed until then]\n",
-                    limit.as_secs_f64()
+                    "[codeoid: the command {what} and was killed; the output above is what it \
+                     printed until then]\n"
                 )
                 .as_bytes(),
             );
@@ -273,11 +310,16 @@ impl<'r> Runner<'r> {
             compressed,
             store_error,
             timed_out,
+            interrupted,
         })
     }
 
-    /// Runs `command`: its stdout, stderr, exit code, and whether the timeout killed it.
-    fn execute(&self, command: &str) -> Result<(Vec<u8>, Vec<u8>, i32, bool)> {
+    /// Runs `command`: its stdout, stderr, exit code, and whether the runner killed it.
+    fn execute(
+        &self,
+        command: &str,
+        keep_going: Option<&mut dyn FnMut() -> bool>,
+    ) -> Result<(Vec<u8>, Vec<u8>, i32, Killed)> {
         let mut cmd = Command::new(&self.shell);
         cmd.arg("-c")
             .arg(command)
@@ -291,7 +333,7 @@ impl<'r> Runner<'r> {
             cmd.current_dir(dir);
         }
         #[cfg(unix)]
-        if self.timeout.is_some() {
+        if self.timeout.is_some() || keep_going.is_some() {
             use std::os::unix::process::CommandExt;
             cmd.process_group(0);
         }
@@ -305,35 +347,34 @@ impl<'r> Runner<'r> {
             )
             .with_source(err)
         })?;
-        let (Some(mut out_pipe), Some(mut err_pipe)) = (child.stdout.take(), child.stderr.take())
-        else {
+        let (Some(out_pipe), Some(err_pipe)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(Error::internal("the child process has no output pipes"));
         };
-        let (done, finished) = mpsc::channel::<()>();
-        let killed = AtomicBool::new(false);
+        // Each reader holds a sender: the channel disconnects when both pipes have ended.
+        let (done, ended) = mpsc::channel::<()>();
         let pid = child.id();
-        let (stdout, stderr) = std::thread::scope(|scope| {
-            if let Some(limit) = self.timeout {
-                // Kills the group at the deadline unless the output ended first.
-                let killed = &killed;
+        let deadline = self.timeout.map(|limit| Instant::now() + limit);
+        let (stdout, stderr, killed) = std::thread::scope(|scope| {
+            let read = |mut pipe: Box<dyn Read + Send>, done: mpsc::Sender<()>| {
                 scope.spawn(move || {
-                    if finished.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
-                        killed.store(true, Ordering::SeqCst);
-                        kill_group(pid);
-                    }
-                });
+                    let mut buf = Vec::new();
+                    let read = pipe.read_to_end(&mut buf).map(|_| buf);
+                    drop(done);
+                    read
+                })
+            };
+            let out_reader = read(Box::new(out_pipe), done.clone());
+            let err_reader = read(Box::new(err_pipe), done);
+            let killed = watch(&ended, deadline, keep_going);
+            if killed != Killed::No {
+                kill_group(pid);
             }
-            let err_reader = scope.spawn(move || {
-                let mut buf = Vec::new();
-                err_pipe.read_to_end(&mut buf).map(|_| buf)
-            });
-            let mut buf = Vec::new();
-            let out = out_pipe.read_to_end(&mut buf).map(|_| buf);
-            let err = err_reader
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the stderr reader panicked")));
-            drop(done);
-            (out, err)
+            let joined = |reader: std::thread::ScopedJoinHandle<'_, std::io::Result<Vec<u8>>>| {
+                reader
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("an output reader panicked")))
+            };
+            (joined(out_reader), joined(err_reader), killed)
         });
         let read_error = |err: std::io::Error| {
             Error::new(ErrorKind::Io, "cannot read the command's output").with_source(err)
@@ -344,13 +385,62 @@ impl<'r> Runner<'r> {
             Error::new(ErrorKind::Io, "cannot wait for the command to finish").with_source(err)
         })?;
         let code = exit_code(status);
-        // Killed by the deadline, not a command that ended on its own as the deadline came.
-        let timed_out = killed.load(Ordering::SeqCst) && code == 128 + SIGKILL;
-        Ok((stdout, stderr, code, timed_out))
+        // Killed by the runner, not a command that ended on its own as the runner struck.
+        let killed = if code == 128 + SIGKILL {
+            killed
+        } else {
+            Killed::No
+        };
+        Ok((stdout, stderr, code, killed))
     }
 }
 
-/// The signal a timed-out command is killed with.
+/// Whether, and why, the runner killed a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Killed {
+    No,
+    AtDeadline,
+    Interrupted,
+}
+
+/// How often a running command's caller is asked whether to go on.
+const INTERRUPT_POLL: Duration = Duration::from_millis(100);
+
+/// Waits until the command's output has ended (`ended` disconnects), its `deadline` passes, or
+/// `keep_going` answers `false`; says which of the last two struck.
+fn watch<'k>(
+    ended: &mpsc::Receiver<()>,
+    deadline: Option<Instant>,
+    mut keep_going: Option<&mut (dyn FnMut() -> bool + 'k)>,
+) -> Killed {
+    loop {
+        let to_deadline = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let wait = match (to_deadline, keep_going.is_some()) {
+            (Some(left), true) => left.min(INTERRUPT_POLL),
+            (Some(left), false) => left,
+            (None, true) => INTERRUPT_POLL,
+            (None, false) => {
+                // Nothing to watch for: block until both pipes end.
+                let _ = ended.recv();
+                return Killed::No;
+            }
+        };
+        match ended.recv_timeout(wait) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return Killed::No,
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Killed::AtDeadline;
+        }
+        if let Some(keep_going) = keep_going.as_deref_mut() {
+            if !keep_going() {
+                return Killed::Interrupted;
+            }
+        }
+    }
+}
+
+/// The signal a timed-out or interrupted command is killed with.
 const SIGKILL: i32 = 9;
 
 /// Kills process group `pid` (the command and everything it started).

@@ -81,14 +81,26 @@ impl Memory {
         command: &str,
         timeout: Option<Duration>,
     ) -> Result<RunOutput> {
-        self.run_where(
-            session_id,
-            command,
-            self.workspace.root(),
-            Stdin::Null,
-            None,
-            timeout,
-        )
+        let runner = self.runner(self.workspace.root(), Stdin::Null, None, timeout);
+        self.run_with(session_id, command, &runner, None)
+    }
+
+    /// [`Memory::run_with_timeout`], asking `keep_going` about every 0.1 s while the command
+    /// runs: when it answers `false` (a Ctrl-C the caller caught) the command is killed with
+    /// everything it started, and what it printed until then is stored and returned with
+    /// [`RunOutput::interrupted`] set (see [`Runner::run_while`]).
+    ///
+    /// # Errors
+    /// As [`Memory::run`].
+    pub fn run_with_timeout_while(
+        &self,
+        session_id: &str,
+        command: &str,
+        timeout: Option<Duration>,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<RunOutput> {
+        let runner = self.runner(self.workspace.root(), Stdin::Null, None, timeout);
+        self.run_with(session_id, command, &runner, Some(keep_going))
     }
 
     /// [`Memory::run`] in directory `dir` with `stdin`: what a wrapper standing in for the shell
@@ -107,31 +119,46 @@ impl Memory {
         stdin: Stdin,
         raw_command: Option<&str>,
     ) -> Result<RunOutput> {
-        let timeout = self.config.run_timeout;
-        self.run_where(session_id, command, dir, stdin, raw_command, timeout)
+        let runner = self.runner(dir, stdin, raw_command, self.config.run_timeout);
+        self.run_with(session_id, command, &runner, None)
     }
 
-    fn run_where(
+    /// A runner for this memory: in `dir` with `stdin`, killing at `timeout`, the hint naming
+    /// `raw_command` when given.
+    fn runner(
         &self,
-        session_id: &str,
-        command: &str,
         dir: &Path,
         stdin: Stdin,
         raw_command: Option<&str>,
         timeout: Option<Duration>,
-    ) -> Result<RunOutput> {
-        self.session(session_id)?;
+    ) -> Runner<'_> {
         // Elided lines must stay reachable: through `get_episode` only while memory is on.
         let reachable = self.config.memory_enabled || raw_command.is_some();
-        let mut runner = Runner::new(&self.compress)
+        let runner = Runner::new(&self.compress)
             .stdin(stdin)
             .current_dir(dir)
             .timeout(timeout)
             .compress(reachable);
-        if let Some(raw_command) = raw_command {
-            runner = runner.raw_command(raw_command);
+        match raw_command {
+            Some(raw_command) => runner.raw_command(raw_command),
+            None => runner,
         }
-        let output = runner.run(command, &StoreSink::new(&self.store, session_id));
+    }
+
+    /// Runs `command` with `runner`, its raw output stored as an episode of `session_id`.
+    fn run_with(
+        &self,
+        session_id: &str,
+        command: &str,
+        runner: &Runner<'_>,
+        keep_going: Option<&mut dyn FnMut() -> bool>,
+    ) -> Result<RunOutput> {
+        self.session(session_id)?;
+        let sink = StoreSink::new(&self.store, session_id);
+        let output = match keep_going {
+            Some(keep_going) => runner.run_while(command, &sink, keep_going),
+            None => runner.run(command, &sink),
+        };
         self.retriever.notify_recorded();
         output
     }

@@ -244,6 +244,63 @@ fn a_timeout_kills_the_command_and_everything_it_started() {
     );
 }
 
+#[test]
+fn a_caller_that_stops_waiting_kills_the_command_and_everything_it_started() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let runner = Runner::new(&registry).stdin(Stdin::Null);
+    let started = std::time::Instant::now();
+    let mut asked = 0;
+    // No timeout: only the caller's answer ends the run.
+    let out = runner
+        .run_while(
+            "echo started; sleep 30 & sleep 30; echo never",
+            &sink,
+            &mut || {
+                asked += 1;
+                asked < 3
+            },
+        )
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(asked, 3, "asked every 0.1 s until told to stop");
+    assert!(out.interrupted && !out.timed_out);
+    assert_eq!(out.exit_code, 128 + 9, "SIGKILL");
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert!(shown.starts_with("started\n"), "{shown}");
+    assert!(
+        shown.ends_with(
+            "[codeoid: the command was interrupted and was killed; the output above is what it \
+             printed until then]\n"
+        ),
+        "{shown}"
+    );
+    assert_eq!(
+        sink.stored()[0].stdout,
+        b"started\n",
+        "what ran is stored, raw"
+    );
+
+    // A command that ends while the caller still waits is untouched.
+    let quick = runner.run_while("echo done", &sink, &mut || true).unwrap();
+    assert!(!quick.interrupted && !quick.timed_out);
+    assert_eq!(
+        (quick.stdout.as_slice(), quick.exit_code),
+        (&b"done\n"[..], 0)
+    );
+    // A deadline still strikes while the caller is asked.
+    let late = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .timeout(Some(std::time::Duration::from_millis(250)))
+        .run_while("sleep 30", &sink, &mut || true)
+        .unwrap();
+    assert!(late.timed_out && !late.interrupted);
+}
+
 /// With memory switched off the `get_episode` tool answers that memory is off, so a marker
 /// naming it would point at output the model can never read: `Memory::run` then shows stdout
 /// whole (and still stores it, as turns are still recorded), while `Memory::run_in` with a shell
