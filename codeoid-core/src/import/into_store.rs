@@ -400,47 +400,6 @@ impl Importer<'_> {
         if session.kind == SessionKind::Main {
             self.remember_parent(&session, &workspace);
         }
-        let stored_turns = match self.store.session(&session.session_id) {
-            Ok(stored) => Some(stored.turn_count),
-            Err(e) if e.kind() == ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
-        };
-        let existed = stored_turns.is_some();
-        if existed {
-            // A log that grew keeps its first turn; one that starts elsewhere is another
-            // conversation under the same id, and syncing it would replace this one.
-            let stored_first = self.store.turns(&session.session_id, 0..1)?;
-            let stored_id = stored_first.first().and_then(|t| t.turn.id.as_deref());
-            let incoming_id = session.turns[0].id.as_deref();
-            if stored_id.is_some() && incoming_id.is_some() && stored_id != incoming_id {
-                let reason = format!(
-                    "the stored session {:?} starts with turn {:?} but this log starts with \
-                     {:?}: another conversation under the same id, left out so the stored one \
-                     is not replaced",
-                    session.session_id,
-                    stored_id.unwrap_or_default(),
-                    incoming_id.unwrap_or_default()
-                );
-                self.summary.skip(&session, reason);
-                return Ok(());
-            }
-        }
-        if let Some(stored) = stored_turns.filter(|_| session.format.only_appends()) {
-            // Reading more of a log that only grows never yields fewer turns, so this is an
-            // older copy; its last turn may be a response cut short, which a sync would take
-            // for a change and replace everything stored after it with.
-            if (session.turns.len() as u64) < stored {
-                let reason = format!(
-                    "this log holds {} turns and the stored session {:?} {stored}: an older copy \
-                     of a log that only grows, left out so the stored session is not rolled \
-                     back",
-                    session.turns.len(),
-                    session.session_id
-                );
-                self.summary.skip(&session, reason);
-                return Ok(());
-            }
-        }
         let new = NewSession {
             id: Some(session.session_id.clone()),
             name: session.title.clone(),
@@ -450,7 +409,8 @@ impl Importer<'_> {
             lineage: self.lineage(&session),
             backing_context_id: None,
         };
-        // Another import may have created it since it was looked up: this call says who did.
+        // Created here, or found: stored before, or by another import running at once. Which
+        // it was is decided in the create's own transaction.
         let (stored, created) = match self.store.create_or_find_session(&workspace, new) {
             Ok(found) => found,
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
@@ -459,6 +419,12 @@ impl Importer<'_> {
             }
             Err(e) => return Err(e),
         };
+        if !created {
+            if let Some(reason) = self.conflict_with_stored(&session, stored.turn_count)? {
+                self.summary.skip(&session, reason);
+                return Ok(());
+            }
+        }
         let update = SessionUpdate {
             name: session.title.clone(),
             provider: session.provider.clone(),
@@ -498,6 +464,43 @@ impl Importer<'_> {
             (true, false) => self.summary.sessions_unchanged += 1,
         }
         Ok(())
+    }
+
+    /// Why `session` must not be synced onto the stored session of its id, which holds
+    /// `stored` turns: another conversation under the same id, or an older copy of a log that
+    /// only grows. `None` when it may be.
+    fn conflict_with_stored(
+        &self,
+        session: &ImportedSession,
+        stored: u64,
+    ) -> Result<Option<String>> {
+        // A log that grew keeps its first turn; one that starts elsewhere is another
+        // conversation under the same id, and syncing it would replace this one.
+        let stored_first = self.store.turns(&session.session_id, 0..1)?;
+        let stored_id = stored_first.first().and_then(|t| t.turn.id.as_deref());
+        let incoming_id = session.turns[0].id.as_deref();
+        if stored_id.is_some() && incoming_id.is_some() && stored_id != incoming_id {
+            return Ok(Some(format!(
+                "the stored session {:?} starts with turn {:?} but this log starts with {:?}: \
+                 another conversation under the same id, left out so the stored one is not \
+                 replaced",
+                session.session_id,
+                stored_id.unwrap_or_default(),
+                incoming_id.unwrap_or_default()
+            )));
+        }
+        // Reading more of a log that only grows never yields fewer turns, so this is an older
+        // copy; its last turn may be a response cut short, which a sync would take for a
+        // change and replace everything stored after it with.
+        if session.format.only_appends() && (session.turns.len() as u64) < stored {
+            return Ok(Some(format!(
+                "this log holds {} turns and the stored session {:?} {stored}: an older copy of \
+                 a log that only grows, left out so the stored session is not rolled back",
+                session.turns.len(),
+                session.session_id
+            )));
+        }
+        Ok(None)
     }
 
     fn remember_parent(&mut self, session: &ImportedSession, workspace: &Workspace) {
