@@ -48,10 +48,12 @@ pub(crate) fn place(
     id: &str,
 ) -> rusqlite::Result<Option<(i64, i64)>> {
     conn.prepare_cached(
-        "SELECT created_at, pk FROM episodes WHERE id = ?1 AND workspace_id = ?2
-         UNION ALL
-         SELECT created_at, pk FROM replaced_episodes WHERE id = ?1 AND workspace_id = ?2
-         LIMIT 1",
+        "SELECT created_at, pk FROM (
+             SELECT 0 AS live_first, created_at, pk FROM episodes
+             WHERE id = ?1 AND workspace_id = ?2
+             UNION ALL
+             SELECT 1, created_at, pk FROM replaced_episodes WHERE id = ?1 AND workspace_id = ?2
+         ) ORDER BY live_first LIMIT 1",
     )?
     .query_row(params![id, workspace_id], |r| Ok((r.get(0)?, r.get(1)?)))
     .optional()
@@ -60,23 +62,22 @@ pub(crate) fn place(
 /// The error for episode `id`, which `workspace_id` does not hold: that it was replaced, when
 /// it was, else plain not found.
 pub(crate) fn missing(conn: &Connection, workspace_id: &str, id: &str) -> Error {
-    let session: Option<String> = conn
+    let session = conn
         .prepare_cached(
             "SELECT session_id FROM replaced_episodes WHERE id = ?1 AND workspace_id = ?2",
         )
         .and_then(|mut stmt| {
-            stmt.query_row(params![id, workspace_id], |r| r.get(0))
+            stmt.query_row(params![id, workspace_id], |r| r.get::<_, String>(0))
                 .optional()
-        })
-        .ok()
-        .flatten();
+        });
     match session {
-        Some(session) => Error::not_found(format!(
-            "episode {:?} was removed when session {session:?} changed from that point on (its \
-             log was imported again after it changed) and its episodes were derived anew; find \
-             them with timeline or recall",
+        Ok(Some(session)) => Error::not_found(format!(
+            "episode {:?} was removed when session {session:?} was re-derived from that point \
+             on (its log changed, or grew past a point where it had been finished); find what \
+             took its place with timeline or recall",
             shown_id(id)
         )),
-        None => not_found(workspace_id, id),
+        Ok(None) => not_found(workspace_id, id),
+        Err(e) => db_error(&format!("cannot read episode {:?}", shown_id(id)), e),
     }
 }

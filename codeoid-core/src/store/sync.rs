@@ -315,6 +315,7 @@ impl Store {
                         tip.save(tx, session_id)?;
                         set_finished(tx, session_id, Some(tip.latest))?;
                         outcome.finished = true;
+                        replaced::forget_returned(tx, session_id)?;
                     }
                 }
                 return Ok(outcome);

@@ -16,7 +16,9 @@ use rusqlite::types::Value;
 
 /// Which rows to dump: everything, or only the rows that belong to some sessions.
 pub enum Scope<'a> {
-    /// Every row of every table.
+    /// Every row of every table but `replaced_episodes`: the episodes a tail replacement
+    /// removed, which a store that saw a log grow remembers and one that read it once never
+    /// had (the one difference between the two, by design).
     All,
     /// The rows of these sessions: the session rows, their turns, usage, episodes with
     /// everything hanging off them (content, paths, FTS tokens, blob links, blobs, vectors),
