@@ -190,8 +190,9 @@ impl PyMemory {
     /// stdout ending with the `get_episode` hint. A failing command is not an error: see
     /// `RunOutput.exit_code`. `timeout` (seconds, 0 for none) replaces the memory's
     /// `run_timeout` for this call; a command past it is killed with everything it started.
-    /// The command runs in a process group of its own: a Ctrl-C kills it the same way, within
-    /// about 0.1 s, and raises `KeyboardInterrupt` once what it printed is stored.
+    /// Called on the main thread, the command runs in a process group of its own and a Ctrl-C
+    /// reaches it within about 0.1 s (SIGINT, then SIGKILL for what is left a second later);
+    /// what it printed is stored, then `KeyboardInterrupt` is raised.
     #[pyo3(signature = (session_id, command, *, timeout = None))]
     fn run(
         &self,
@@ -201,6 +202,9 @@ impl PyMemory {
         timeout: Option<f64>,
     ) -> PyResult<RunOutput> {
         let memory = self.get(py)?;
+        // Only the main thread sees Ctrl-C; elsewhere the command stays reachable by the
+        // terminal's own (without a timeout it shares the terminal's process group).
+        let catches_signals = on_main_thread(py);
         let mut raised: Option<PyErr> = None;
         let output = {
             let raised = &mut raised;
@@ -209,6 +213,9 @@ impl PyMemory {
                     Some(secs) => MemoryConfig::run_timeout_from_secs(secs, "timeout")?,
                     None => memory.config().run_timeout,
                 };
+                if !catches_signals {
+                    return memory.run_with_timeout(&session_id, &command, timeout);
+                }
                 memory.run_with_timeout_while(&session_id, &command, timeout, &mut || {
                     // Python runs signal handlers only when asked; KeyboardInterrupt comes
                     // from here.
@@ -223,4 +230,14 @@ impl PyMemory {
             None => Ok(RunOutput::from(output)),
         }
     }
+}
+
+/// Whether this is Python's main thread, the one its signal handlers (Ctrl-C) run on.
+fn on_main_thread(py: Python<'_>) -> bool {
+    let check = || -> PyResult<bool> {
+        let threading = py.import("threading")?;
+        let main = threading.call_method0("main_thread")?;
+        Ok(main.is(&threading.call_method0("current_thread")?))
+    };
+    check().unwrap_or(false)
 }

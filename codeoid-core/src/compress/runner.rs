@@ -29,6 +29,7 @@ use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::child::{self, Killed};
 use super::registry::{Compressed, Registry};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -352,7 +353,6 @@ impl<'r> Runner<'r> {
         };
         // Each reader holds a sender: the channel disconnects when both pipes have ended.
         let (done, ended) = mpsc::channel::<()>();
-        let pid = child.id();
         let deadline = self.timeout.map(|limit| Instant::now() + limit);
         let (stdout, stderr, killed) = std::thread::scope(|scope| {
             let read = |mut pipe: Box<dyn Read + Send>, done: mpsc::Sender<()>| {
@@ -365,10 +365,7 @@ impl<'r> Runner<'r> {
             };
             let out_reader = read(Box::new(out_pipe), done.clone());
             let err_reader = read(Box::new(err_pipe), done);
-            let killed = watch(&ended, deadline, keep_going);
-            if killed != Killed::No {
-                kill_group(pid);
-            }
+            let killed = child::watch(&mut child, &ended, deadline, keep_going);
             let joined = |reader: std::thread::ScopedJoinHandle<'_, std::io::Result<Vec<u8>>>| {
                 reader
                     .join()
@@ -384,88 +381,12 @@ impl<'r> Runner<'r> {
         let status = child.wait().map_err(|err| {
             Error::new(ErrorKind::Io, "cannot wait for the command to finish").with_source(err)
         })?;
-        let code = exit_code(status);
-        // Killed by the runner, not a command that ended on its own as the runner struck.
-        let killed = if code == 128 + SIGKILL {
-            killed
-        } else {
-            Killed::No
+        let code = child::exit_code(status);
+        // Killed at the deadline, not a command that ended on its own as the deadline came.
+        let killed = match killed {
+            Killed::AtDeadline if code != 128 + child::SIGKILL => Killed::No,
+            killed => killed,
         };
         Ok((stdout, stderr, code, killed))
     }
-}
-
-/// Whether, and why, the runner killed a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Killed {
-    No,
-    AtDeadline,
-    Interrupted,
-}
-
-/// How often a running command's caller is asked whether to go on.
-const INTERRUPT_POLL: Duration = Duration::from_millis(100);
-
-/// Waits until the command's output has ended (`ended` disconnects), its `deadline` passes, or
-/// `keep_going` answers `false`; says which of the last two struck.
-fn watch<'k>(
-    ended: &mpsc::Receiver<()>,
-    deadline: Option<Instant>,
-    mut keep_going: Option<&mut (dyn FnMut() -> bool + 'k)>,
-) -> Killed {
-    loop {
-        let to_deadline = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let wait = match (to_deadline, keep_going.is_some()) {
-            (Some(left), true) => left.min(INTERRUPT_POLL),
-            (Some(left), false) => left,
-            (None, true) => INTERRUPT_POLL,
-            (None, false) => {
-                // Nothing to watch for: block until both pipes end.
-                let _ = ended.recv();
-                return Killed::No;
-            }
-        };
-        match ended.recv_timeout(wait) {
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return Killed::No,
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Killed::AtDeadline;
-        }
-        if let Some(keep_going) = keep_going.as_deref_mut() {
-            if !keep_going() {
-                return Killed::Interrupted;
-            }
-        }
-    }
-}
-
-/// The signal a timed-out or interrupted command is killed with.
-const SIGKILL: i32 = 9;
-
-/// Kills process group `pid` (the command and everything it started).
-#[cfg(unix)]
-fn kill_group(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: kill(2) with a negative pid signals that process group; no memory is shared.
-        unsafe {
-            libc::kill(-pid, SIGKILL);
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pid: u32) {}
-
-#[cfg(unix)]
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
-}
-
-#[cfg(not(unix))]
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    status.code().unwrap_or(-1)
 }

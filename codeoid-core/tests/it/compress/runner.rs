@@ -269,7 +269,11 @@ fn a_caller_that_stops_waiting_kills_the_command_and_everything_it_started() {
     );
     assert_eq!(asked, 3, "asked every 0.1 s until told to stop");
     assert!(out.interrupted && !out.timed_out);
-    assert_eq!(out.exit_code, 128 + 9, "SIGKILL");
+    assert_eq!(
+        out.exit_code,
+        128 + 2,
+        "the shell ended on the SIGINT, as on a Ctrl-C"
+    );
     let shown = String::from_utf8(out.stdout).unwrap();
     assert!(shown.starts_with("started\n"), "{shown}");
     assert!(
@@ -299,6 +303,52 @@ fn a_caller_that_stops_waiting_kills_the_command_and_everything_it_started() {
         .run_while("sleep 30", &sink, &mut || true)
         .unwrap();
     assert!(late.timed_out && !late.interrupted);
+}
+
+#[test]
+fn an_interrupted_command_may_finish_on_its_sigint_and_what_it_left_is_killed() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let runner = Runner::new(&registry).stdin(Stdin::Null);
+    let started = std::time::Instant::now();
+    let mut asked = 0;
+    // A test runner that prints a summary on Ctrl-C; the background job ignores SIGINT (a
+    // non-interactive shell's background jobs do) and holds stdout open.
+    let out = runner
+        .run_while(
+            "trap 'echo summary; exit 3' INT; echo started; sleep 30 & wait",
+            &sink,
+            &mut || {
+                asked += 1;
+                asked < 2
+            },
+        )
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(out.interrupted);
+    assert_eq!(out.exit_code, 3, "the command's own exit");
+    assert_eq!(sink.stored()[0].stdout, b"started\nsummary\n");
+}
+
+#[test]
+fn a_command_that_closed_its_output_is_still_timed_and_interrupted() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let quiet = "echo started; exec >/dev/null 2>&1; sleep 30";
+    let started = std::time::Instant::now();
+    let timed = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .timeout(Some(std::time::Duration::from_millis(300)))
+        .run(quiet, &sink)
+        .unwrap();
+    assert!(timed.timed_out, "exit {}", timed.exit_code);
+    let interrupted = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run_while(quiet, &sink, &mut || false)
+        .unwrap();
+    assert!(interrupted.interrupted);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(sink.stored()[1].stdout, b"started\n");
 }
 
 /// With memory switched off the `get_episode` tool answers that memory is off, so a marker
