@@ -18,6 +18,19 @@ use pyo3::prelude::*;
 
 use crate::errors;
 
+/// A `keep_going` for core calls that wait (`flush`, `run`): runs Python's signal handlers,
+/// which Python runs only when asked, and only on the main thread. When one raises
+/// (`KeyboardInterrupt` for a Ctrl-C) it answers `false` and keeps the exception in `raised`.
+pub(crate) fn until_signal(raised: &mut Option<PyErr>) -> impl FnMut() -> bool + Send + '_ {
+    move || match Python::attach(|py| py.check_signals()) {
+        Ok(()) => true,
+        Err(err) => {
+            *raised = Some(err);
+            false
+        }
+    }
+}
+
 /// Runs `work` with the GIL released and maps its error (or panic) to the Python exception of
 /// its kind.
 pub(crate) fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 
-use crate::boundary::detached;
+use crate::boundary::{detached, until_signal};
 use crate::convert;
 use crate::memory::PyMemory;
 use crate::repr;
@@ -216,13 +216,8 @@ impl PyMemory {
                 if !catches_signals {
                     return memory.run_with_timeout(&session_id, &command, timeout);
                 }
-                memory.run_with_timeout_while(&session_id, &command, timeout, &mut || {
-                    // Python runs signal handlers only when asked; KeyboardInterrupt comes
-                    // from here.
-                    Python::attach(|py| py.check_signals())
-                        .map_err(|err| *raised = Some(err))
-                        .is_ok()
-                })
+                let mut keep_going = until_signal(raised);
+                memory.run_with_timeout_while(&session_id, &command, timeout, &mut keep_going)
             })?
         };
         match raised {

@@ -12,7 +12,7 @@ use codeoid_core::retrieve::{self, EmbeddingPhase, RecallFilters, RecallQuery};
 use codeoid_core::tools::{self, DiskState};
 use pyo3::prelude::*;
 
-use crate::boundary::detached;
+use crate::boundary::{detached, until_signal};
 use crate::convert::{AwareTime, Count, PathList};
 use crate::errors;
 use crate::memory::PyMemory;
@@ -402,13 +402,7 @@ impl PyMemory {
         let flushed = {
             let raised = &mut raised;
             detached(py, move || {
-                memory.flush_while(timeout, &mut || {
-                    // Python runs signal handlers only when asked; KeyboardInterrupt comes from
-                    // here.
-                    Python::attach(|py| py.check_signals())
-                        .map_err(|err| *raised = Some(err))
-                        .is_ok()
-                })
+                memory.flush_while(timeout, &mut until_signal(raised))
             })?
         };
         match raised {
