@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import pathlib
-from collections.abc import Iterator
+import signal
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -18,6 +20,18 @@ def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
     (root / "src").mkdir(parents=True)
     (root / "src" / "main.rs").write_text("fn main() {}\n")
     return root
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[Callable[[], None]]:
+    """Simulates a Ctrl-C (`_thread.interrupt_main`), with Python's own SIGINT handler in place
+    for the test: a process started with SIGINT ignored (a shell's background job) never has
+    one, and the simulation would then do nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield _thread.interrupt_main
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True)

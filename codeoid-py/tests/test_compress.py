@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import _thread
 import pathlib
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -79,9 +79,9 @@ def test_a_run_past_its_timeout_is_killed(tmp_path: pathlib.Path, workspace: pat
 
 @pytest.mark.parametrize("timeout", [None, 60.0])
 def test_ctrl_c_kills_a_running_command_and_keeps_its_output(
-    memory: codeoid.Memory, session: codeoid.Session, timeout: float | None
+    memory: codeoid.Memory, session: codeoid.Session, timeout: float | None, ctrl_c: Callable[[], None]
 ) -> None:
-    timer = threading.Timer(0.5, _thread.interrupt_main)  # as a Ctrl-C does
+    timer = threading.Timer(0.5, ctrl_c)
     begin = time.monotonic()
     timer.start()
     with pytest.raises(KeyboardInterrupt):

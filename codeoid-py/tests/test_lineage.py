@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import _thread
 import json
 import os
 import pathlib
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -131,13 +131,13 @@ def test_a_failing_progress_callback_stops_the_import_and_is_reraised(
 
 
 def test_ctrl_c_stops_an_import_between_files(
-    memory: codeoid.Memory, tmp_path: pathlib.Path, workspace: pathlib.Path
+    memory: codeoid.Memory, tmp_path: pathlib.Path, workspace: pathlib.Path, ctrl_c: Callable[[], None]
 ) -> None:
     ids = three_logs(tmp_path / "logs", workspace)
 
     def interrupt_after_the_first(progress: dict[str, Any]) -> None:
         if progress["files_done"] == 1:
-            _thread.interrupt_main()  # as a Ctrl-C does
+            ctrl_c()
 
     with pytest.raises(KeyboardInterrupt):
         memory.import_logs(tmp_path / "logs", progress=interrupt_after_the_first)

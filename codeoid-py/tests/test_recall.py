@@ -3,7 +3,6 @@ all-MiniLM-L6-v2 model (`CODEOID_TEST_MODEL_DIR`, which `make test-python` sets)
 
 from __future__ import annotations
 
-import _thread
 import concurrent.futures
 import datetime
 import math
@@ -11,6 +10,7 @@ import pathlib
 import socket
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -230,7 +230,7 @@ def test_flush_status_and_warnings_without_embeddings(memory: codeoid.Memory) ->
 
 
 def test_ctrl_c_stops_a_flush_waiting_for_a_model(
-    tmp_path: pathlib.Path, workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: pathlib.Path, workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch, ctrl_c: Callable[[], None]
 ) -> None:
     # A hub that accepts connections and never answers: the model download never ends, and
     # flush() waits for it.
@@ -244,7 +244,7 @@ def test_ctrl_c_stops_a_flush_waiting_for_a_model(
         session = memory.start_session()
         read_file_exchange(memory, session.id)
         assert memory.flush(0.3) is False
-        timer = threading.Timer(0.3, _thread.interrupt_main)
+        timer = threading.Timer(0.3, ctrl_c)
         started = time.monotonic()
         timer.start()
         with pytest.raises(KeyboardInterrupt):

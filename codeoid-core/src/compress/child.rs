@@ -109,6 +109,31 @@ fn until_ended<'k>(
     }
 }
 
+/// Lets `cmd` act on `SIGINT` whatever this process does with it. A process started by one
+/// that ignores `SIGINT` (under `nohup`, or as a shell's background job) ignores it too, and a
+/// shell cannot even trap it then; in a group of its own, the command gets `SIGINT` only from
+/// the runner passing a stop on, which must reach it.
+#[cfg(unix)]
+pub(super) fn sigint_by_default(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec; it only calls sigaction(2),
+    // which is async-signal-safe, on a zeroed struct (no allocation).
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = libc::SIG_DFL;
+            if libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut()) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+#[cfg(not(unix))]
+pub(super) fn sigint_by_default(_cmd: &mut std::process::Command) {}
+
 /// Sends `signal` to process group `group` (the command runs in one of its own, led by it).
 #[cfg(unix)]
 fn signal_group(group: u32, signal: i32) {

@@ -338,6 +338,9 @@ impl<'r> Runner<'r> {
             use std::os::unix::process::CommandExt;
             cmd.process_group(0);
         }
+        if keep_going.is_some() {
+            child::sigint_by_default(&mut cmd);
+        }
         let mut child = cmd.spawn().map_err(|err| {
             Error::new(
                 ErrorKind::Io,
