@@ -18,13 +18,19 @@ use pyo3::prelude::*;
 
 use crate::errors;
 
-/// A `keep_going` for core calls that wait (`flush`, `run`): runs Python's signal handlers,
-/// which Python runs only when asked, and only on the main thread. When one raises
-/// (`KeyboardInterrupt` for a Ctrl-C) it answers `false` and keeps the exception in `raised`.
+/// Runs Python's signal handlers from code that released the GIL (Python runs them only when
+/// asked, and only on the main thread): what one raised, such as `KeyboardInterrupt` for a
+/// Ctrl-C, or `None`.
+pub(crate) fn signal_raised() -> Option<PyErr> {
+    Python::attach(|py| py.check_signals()).err()
+}
+
+/// A `keep_going` for core calls that wait (`flush`, `run`): answers `false` once a signal
+/// handler raised ([`signal_raised`]), keeping the exception in `raised`.
 pub(crate) fn until_signal(raised: &mut Option<PyErr>) -> impl FnMut() -> bool + Send + '_ {
-    move || match Python::attach(|py| py.check_signals()) {
-        Ok(()) => true,
-        Err(err) => {
+    move || match signal_raised() {
+        None => true,
+        Some(err) => {
             *raised = Some(err);
             false
         }

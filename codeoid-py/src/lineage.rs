@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
-use crate::boundary::detached;
+use crate::boundary::{detached, signal_raised};
 use crate::convert::{self, Count};
 use crate::memory::PyMemory;
 use crate::repr;
@@ -276,11 +276,13 @@ impl PyMemory {
                     if lock(raised).is_some() {
                         return false;
                     }
-                    // Python runs signal handlers only when asked; KeyboardInterrupt comes
-                    // from here.
-                    Python::attach(|py| py.check_signals())
-                        .map_err(|err| *lock(raised) = Some(err))
-                        .is_ok()
+                    match signal_raised() {
+                        None => true,
+                        Some(err) => {
+                            *lock(raised) = Some(err);
+                            false
+                        }
+                    }
                 };
                 memory.import_logs_while(&path, &options, &mut on_progress, &mut keep_going)
             })?

@@ -18,9 +18,11 @@
 //! process group (it runs in one of its own, so `sh -c` does not leave its children behind);
 //! what it printed until then is stored and shown, and [`RunOutput::timed_out`] says so. Without
 //! one the runner waits as long as the command runs. [`Runner::run_while`] also asks its caller,
-//! about every 0.1 s, whether to go on, and kills the group the same way when told to stop. It does not stream: output is shown when the
-//! command ends. Background jobs that keep the pipes open keep the runner waiting (until the
-//! deadline, when there is one); the Claude Code hook does not route such commands here.
+//! about every 0.1 s, whether to go on, and when told to stop passes a Ctrl-C on to the group
+//! (`SIGINT`, then `SIGKILL` for what is left; see `child`). It does not stream: output is shown
+//! when the command ends. Background jobs that keep the pipes open keep the runner waiting
+//! (until the deadline or a stop, when there is one); the Claude Code hook does not route such
+//! commands here.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -142,8 +144,9 @@ pub struct RunOutput {
     /// The command ran past [`Runner::timeout`] and was killed (its exit code is then that of
     /// `SIGKILL`, 137); stdout ends with a line saying so.
     pub timed_out: bool,
-    /// The caller of [`Runner::run_while`] asked to stop while the command ran, and it was
-    /// killed with everything it started (exit code 137); stdout ends with a line saying so.
+    /// The caller of [`Runner::run_while`] asked to stop while the command ran: it got `SIGINT`,
+    /// then whatever it started and left running `SIGKILL` (the exit code is the command's own,
+    /// 130 for a shell the `SIGINT` ended); stdout ends with a line saying so.
     pub interrupted: bool,
 }
 
@@ -234,8 +237,8 @@ impl<'r> Runner<'r> {
     }
 
     /// [`Runner::run`], asking `keep_going` about every 0.1 s while the command runs: when it
-    /// answers `false` (the person pressed Ctrl-C, say) the command is killed with everything
-    /// it started, what it printed until then is stored and shown, and
+    /// answers `false` (the person pressed Ctrl-C, say) the command gets `SIGINT` and, a second
+    /// later or once it ended, what it started `SIGKILL`; what it printed is stored and shown, and
     /// [`RunOutput::interrupted`] says so. The command runs in a process group of its own, as
     /// with a timeout (so it cannot read from the terminal): the caller answers for Ctrl-C.
     ///
