@@ -164,6 +164,12 @@ test-c: ffi-static
 	valgrind --quiet --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all \
 		--suppressions=examples/c/valgrind.supp \
 		--error-exitcode=99 $(C_BUILD)/quickstart > $(C_BUILD)/valgrind.log
+	$(CC) $(C_FLAGS) examples/c/stop_a_run.c $(FFI_LIB) $(FFI_SYSLIBS) -o $(C_BUILD)/stop-a-run
+	$(C_BUILD)/stop-a-run > $(C_BUILD)/stop-a-run.log
+	$(CC) $(C_FLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \
+		examples/c/stop_a_run.c $(FFI_LIB) $(FFI_SYSLIBS) -o $(C_BUILD)/stop-a-run-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		$(C_BUILD)/stop-a-run-asan > $(C_BUILD)/stop-a-run-asan.log
 	$(CC) $(C_FLAGS) examples/c/sqlite_alongside.c $(FFI_LIB) -lsqlite3 $(FFI_SYSLIBS) \
 		-o $(C_BUILD)/sqlite-shared
 	$(C_BUILD)/sqlite-shared > $(C_BUILD)/sqlite-shared.log
@@ -172,6 +178,7 @@ test-c: ffi-static
 		-o $(C_BUILD)/sqlite-static
 	$(C_BUILD)/sqlite-static > $(C_BUILD)/sqlite-static.log
 	@echo "C quickstart: passed plain, under ASan+UBSan and under valgrind (no leaks, no errors);" \
+		"a run stopped from a signal handler, plain and under ASan+UBSan;" \
 		"linked next to the system SQLite, shared and static"
 
 ## The Go package (cgo): gofmt and go vet clean, its tests under the race detector (goroutines

@@ -101,6 +101,12 @@
 #define CODEOID_ERROR_PANIC 1002
 
 /**
+ * The call's `codeoid_cancel` flag was already raised when it began: nothing was done (C ABI
+ * only).
+ */
+#define CODEOID_ERROR_CANCELLED 1003
+
+/**
  * `target_format` of `codeoid_memory_fork`: stay on the parent's backend (no handoff).
  */
 #define CODEOID_FORMAT_NONE 0
@@ -149,6 +155,13 @@
 #define CODEOID_ABI_VERSION (((CODEOID_VERSION_MAJOR << 16) | (CODEOID_VERSION_MINOR << 8)) | CODEOID_VERSION_PATCH)
 
 /**
+ * A cancellation flag shared between the thread running a call and the thread (or signal
+ * handler) that stops it. Opaque; create it with `codeoid_cancel_new`, destroy it with
+ * `codeoid_cancel_free` once no call uses it.
+ */
+typedef struct codeoid_cancel codeoid_cancel;
+
+/**
  * An error returned by a codeoid function. Opaque: read it with `codeoid_error_code` and
  * `codeoid_error_message`, destroy it with `codeoid_error_free`.
  */
@@ -189,6 +202,46 @@ extern "C" {
  * Thread-safe; cannot fail.
  */
 uint32_t codeoid_abi_version(void);
+
+/**
+ * Destroys a flag. NULL does nothing. It must not run while a call still reads the flag.
+ *
+ * # Safety
+ * `cancel` is NULL or a live flag from `codeoid_cancel_new`, not used afterwards.
+ */
+void codeoid_cancel_free(struct codeoid_cancel *cancel);
+
+/**
+ * A new flag, not raised, to free with `codeoid_cancel_free`. Returns NULL only if codeoid
+ * panicked (it does not allocate anything that can fail short of memory exhaustion, which
+ * aborts).
+ *
+ * Thread-safe.
+ */
+struct codeoid_cancel *codeoid_cancel_new(void);
+
+/**
+ * Raises the flag: a call reading it stops at its next check (a running command within about
+ * 0.1 s, an import before its next file), and every later call given this flag stops at once.
+ * Raising it twice is the same as once; NULL does nothing.
+ *
+ * Thread-safe and async-signal-safe (an atomic store, nothing else), so a `SIGINT` handler
+ * may call it.
+ *
+ * # Safety
+ * `cancel` is NULL or a live flag from `codeoid_cancel_new`.
+ */
+void codeoid_cancel_request(const struct codeoid_cancel *cancel);
+
+/**
+ * Whether the flag was raised; false for NULL.
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * `cancel` is NULL or a live flag from `codeoid_cancel_new`.
+ */
+bool codeoid_cancel_requested(const struct codeoid_cancel *cancel);
 
 /**
  * The stable code of `error` (see the `CODEOID_ERROR_*` macros and `docs/errors.md`). Returns 0
@@ -472,6 +525,29 @@ struct codeoid_error *codeoid_memory_import(const struct codeoid_memory *memory,
                                             struct codeoid_string *out_json);
 
 /**
+ * `codeoid_memory_import` that a caller can stop from another thread or a signal handler:
+ * `cancel` (`codeoid_cancel_request`) is checked before each file, and once raised the import
+ * ends there and writes its summary with `"stopped": true`. Every file read before is stored
+ * whole, and importing again goes on from there (one very large log is read to its end first).
+ * NULL `cancel` imports as `codeoid_memory_import` does.
+ *
+ * Errors: as `codeoid_memory_import`, and `CODEOID_ERROR_CANCELLED` when `cancel` was already
+ * raised as the call began (nothing was read). Thread-safe; blocks until the import is done
+ * or stopped.
+ *
+ * # Safety
+ * As `codeoid_memory_import`; `cancel` is NULL or a live flag from `codeoid_cancel_new` that
+ * stays alive until this call returns.
+ */
+struct codeoid_error *codeoid_memory_import_cancellable(const struct codeoid_memory *memory,
+                                                        const char *path,
+                                                        size_t path_len,
+                                                        const char *options_json,
+                                                        size_t options_json_len,
+                                                        const struct codeoid_cancel *cancel,
+                                                        struct codeoid_string *out_json);
+
+/**
  * Opens (creating if needed) the store and binds it to a workspace.
  *
  * `config_json` (optional: NULL means all defaults) is a JSON object, every key optional:
@@ -744,6 +820,34 @@ struct codeoid_error *codeoid_memory_run(const struct codeoid_memory *memory,
                                          const char *command,
                                          size_t command_len,
                                          struct codeoid_string *out_json);
+
+/**
+ * `codeoid_memory_run_with_timeout` that a caller can stop from another thread or a signal
+ * handler: raising `cancel` (`codeoid_cancel_request`) while the command runs sends it
+ * `SIGINT`, as a Ctrl-C would (it runs in a process group of its own), kills what is left a
+ * second later, stores what it printed, and writes the usual JSON with `"interrupted": true`
+ * and a line saying so at the end of `stdout`. The flag is checked about every 0.1 s.
+ *
+ * `timeout_secs` is optional: NULL keeps the memory's `run_timeout_secs`, otherwise it points at
+ * this call's timeout in seconds (0 for none), checked as in `codeoid_memory_run_with_timeout`.
+ * `cancel` is optional too: NULL runs as `codeoid_memory_run_with_timeout` does.
+ *
+ * Errors: as `codeoid_memory_run_with_timeout`, and `CODEOID_ERROR_CANCELLED` when `cancel` was
+ * already raised as the call began (nothing ran, nothing was stored). Thread-safe; blocks until
+ * the command exits, is killed, or is stopped.
+ *
+ * # Safety
+ * As `codeoid_memory_run`; `timeout_secs` is NULL or points at a readable `double`; `cancel` is
+ * NULL or a live flag from `codeoid_cancel_new` that stays alive until this call returns.
+ */
+struct codeoid_error *codeoid_memory_run_cancellable(const struct codeoid_memory *memory,
+                                                     const char *session_id,
+                                                     size_t session_id_len,
+                                                     const char *command,
+                                                     size_t command_len,
+                                                     const double *timeout_secs,
+                                                     const struct codeoid_cancel *cancel,
+                                                     struct codeoid_string *out_json);
 
 /**
  * `codeoid_memory_run` with this call's own timeout in place of the memory's

@@ -8,7 +8,8 @@ use codeoid_core::{Memory, MemoryConfig};
 use serde_json::json;
 
 use crate::args::{bytes, handle, out, text};
-use crate::error::{FfiResult, codeoid_error};
+use crate::cancel::codeoid_cancel;
+use crate::error::{Failure, FfiResult, codeoid_error};
 use crate::json;
 use crate::memory::codeoid_memory;
 use crate::panic::boundary;
@@ -92,7 +93,7 @@ pub unsafe extern "C" fn codeoid_memory_run(
                 (session_id, session_id_len),
                 (command, command_len),
                 out_json,
-                |memory, session, command| memory.run(session, command),
+                |memory, session, command| Ok(memory.run(session, command)?),
             )
         }
     })
@@ -130,14 +131,75 @@ pub unsafe extern "C" fn codeoid_memory_run_with_timeout(
                 |memory, session, command| {
                     let timeout =
                         MemoryConfig::run_timeout_from_secs(timeout_secs, "timeout_secs")?;
-                    memory.run_with_timeout(session, command, timeout)
+                    Ok(memory.run_with_timeout(session, command, timeout)?)
                 },
             )
         }
     })
 }
 
-/// What both run functions do around `run`: convert their arguments (in the order their errors
+/// `codeoid_memory_run_with_timeout` that a caller can stop from another thread or a signal
+/// handler: raising `cancel` (`codeoid_cancel_request`) while the command runs sends it
+/// `SIGINT`, as a Ctrl-C would (it runs in a process group of its own), kills what is left a
+/// second later, stores what it printed, and writes the usual JSON with `"interrupted": true`
+/// and a line saying so at the end of `stdout`. The flag is checked about every 0.1 s.
+///
+/// `timeout_secs` is optional: NULL keeps the memory's `run_timeout_secs`, otherwise it points at
+/// this call's timeout in seconds (0 for none), checked as in `codeoid_memory_run_with_timeout`.
+/// `cancel` is optional too: NULL runs as `codeoid_memory_run_with_timeout` does.
+///
+/// Errors: as `codeoid_memory_run_with_timeout`, and `CODEOID_ERROR_CANCELLED` when `cancel` was
+/// already raised as the call began (nothing ran, nothing was stored). Thread-safe; blocks until
+/// the command exits, is killed, or is stopped.
+///
+/// # Safety
+/// As `codeoid_memory_run`; `timeout_secs` is NULL or points at a readable `double`; `cancel` is
+/// NULL or a live flag from `codeoid_cancel_new` that stays alive until this call returns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_run_cancellable(
+    memory: *const codeoid_memory,
+    session_id: *const c_char,
+    session_id_len: usize,
+    command: *const c_char,
+    command_len: usize,
+    timeout_secs: *const f64,
+    cancel: *const codeoid_cancel,
+    out_json: *mut codeoid_string,
+) -> *mut codeoid_error {
+    boundary("codeoid_memory_run_cancellable", || {
+        // SAFETY: the caller guarantees the pointers as documented.
+        let timeout_secs = unsafe { timeout_secs.as_ref() }.copied();
+        // SAFETY: as above.
+        let cancel = unsafe { cancel.as_ref() };
+        // SAFETY: as above.
+        unsafe {
+            run_into(
+                memory,
+                (session_id, session_id_len),
+                (command, command_len),
+                out_json,
+                |memory, session, command| {
+                    let timeout = match timeout_secs {
+                        Some(secs) => MemoryConfig::run_timeout_from_secs(secs, "timeout_secs")?,
+                        None => memory.config().run_timeout,
+                    };
+                    let Some(cancel) = cancel else {
+                        return Ok(memory.run_with_timeout(session, command, timeout)?);
+                    };
+                    if !cancel.keep_going() {
+                        return Err(Failure::cancelled("codeoid_memory_run_cancellable"));
+                    }
+                    let mut keep_going = || cancel.keep_going();
+                    let run =
+                        memory.run_with_timeout_while(session, command, timeout, &mut keep_going);
+                    Ok(run?)
+                },
+            )
+        }
+    })
+}
+
+/// What the run functions do around `run`: convert their arguments (in the order their errors
 /// are documented), call it, and write its JSON into `*out_json`.
 ///
 /// # Safety
@@ -148,7 +210,7 @@ unsafe fn run_into(
     (session_id, session_id_len): (*const c_char, usize),
     (command, command_len): (*const c_char, usize),
     out_json: *mut codeoid_string,
-    run: impl FnOnce(&Memory, &str, &str) -> codeoid_core::Result<RunOutput>,
+    run: impl FnOnce(&Memory, &str, &str) -> FfiResult<RunOutput>,
 ) -> FfiResult<()> {
     // SAFETY: the caller guarantees the pointers as documented.
     let memory = unsafe { handle(memory, "memory") }?;
@@ -162,7 +224,7 @@ unsafe fn run_into(
     json::write(out_json, &run_json(&run))
 }
 
-/// The JSON both run functions write.
+/// The JSON the run functions write.
 fn run_json(run: &RunOutput) -> serde_json::Value {
     let episode_id = run.episode_id.as_deref();
     json!({
@@ -173,5 +235,6 @@ fn run_json(run: &RunOutput) -> serde_json::Value {
         "compressed": run.compressed.as_ref().map(|c| json::compressed(c, episode_id)),
         "store_error": run.store_error.as_ref().map(codeoid_core::Error::full_message),
         "timed_out": run.timed_out,
+        "interrupted": run.interrupted,
     })
 }

@@ -51,12 +51,16 @@ pub const CODEOID_ERROR_INVALID_UTF8: u32 = 1001;
 /// codeoid panicked; the panic was caught at the boundary and nothing unwound into the caller.
 /// A bug: please report it with the message (C ABI only).
 pub const CODEOID_ERROR_PANIC: u32 = 1002;
+/// The call's `codeoid_cancel` flag was already raised when it began: nothing was done (C ABI
+/// only).
+pub const CODEOID_ERROR_CANCELLED: u32 = 1003;
 
 /// The codes that exist only at the C ABI, with their names.
-pub(crate) const FFI_CODES: [(u32, &str); 3] = [
+pub(crate) const FFI_CODES: [(u32, &str); 4] = [
     (CODEOID_ERROR_NULL_ARGUMENT, "null_argument"),
     (CODEOID_ERROR_INVALID_UTF8, "invalid_utf8"),
     (CODEOID_ERROR_PANIC, "panic"),
+    (CODEOID_ERROR_CANCELLED, "cancelled"),
 ];
 
 /// An error returned by a codeoid function. Opaque: read it with `codeoid_error_code` and
@@ -111,6 +115,17 @@ impl Failure {
             code: CODEOID_ERROR_PANIC,
             message: format!(
                 "{function} panicked: {what}; this is a bug in codeoid, please report it"
+            ),
+        }
+    }
+
+    /// `CODEOID_ERROR_CANCELLED`: `function` was given a flag already raised.
+    pub(crate) fn cancelled(function: &str) -> Failure {
+        Failure {
+            code: CODEOID_ERROR_CANCELLED,
+            message: format!(
+                "{function} was given a cancel flag that was already raised, so nothing was \
+                 done; pass a new flag from codeoid_cancel_new for each call to be stopped"
             ),
         }
     }
@@ -214,7 +229,7 @@ fn code_name(code: u32) -> Option<&'static std::ffi::CStr> {
 
 /// Every code name as a C string, so `codeoid_error_code_name` can hand out static pointers.
 /// A test proves each core kind and FFI code is here.
-const NAMES: [&std::ffi::CStr; 17] = [
+const NAMES: [&std::ffi::CStr; 18] = [
     c"invalid_input",
     c"not_found",
     c"already_exists",
@@ -232,4 +247,5 @@ const NAMES: [&std::ffi::CStr; 17] = [
     c"null_argument",
     c"invalid_utf8",
     c"panic",
+    c"cancelled",
 ];

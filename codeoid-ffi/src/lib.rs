@@ -20,7 +20,8 @@
 //! - Enum values from C are plain integers, checked before use.
 //!
 //! Layout, one concept per file: [`version`], [`error`], `panic`, [`strings`] (owned output and
-//! validated input), `args` (pointer checks), `json` (the JSON shapes), and one file per API area
+//! validated input), `args` (pointer checks), `json` (the JSON shapes), [`cancel`] (the flag that
+//! stops a long call from another thread), and one file per API area
 //! ([`memory`], [`sessions`], [`messages`] for provider messages and turns read back, [`reads`], [`recall`] for retrieval and the embedding worker,
 //! [`tools`] for the memory tools, [`rotation`], [`index`], [`compress`], [`translate`],
 //! [`lineage`] for fork and import).
@@ -32,6 +33,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod args;
+pub mod cancel;
 pub mod compress;
 pub mod error;
 pub mod index;
@@ -52,6 +54,7 @@ pub mod version;
 #[cfg(test)]
 mod tests;
 
+pub use cancel::*;
 pub use compress::*;
 pub use error::*;
 pub use index::*;

@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args::{handle, optional_text, out, parse_json, text};
-use crate::error::{FfiResult, codeoid_error};
+use crate::cancel::codeoid_cancel;
+use crate::error::{Failure, FfiResult, codeoid_error};
 use crate::json::{self, overlay};
 use crate::memory::codeoid_memory;
 use crate::panic::boundary;
@@ -205,6 +206,55 @@ pub unsafe extern "C" fn codeoid_memory_import(
             memory
                 .inner
                 .import_logs(Path::new(path), &settings.into_options(), &mut |_| {})?;
+        json::write(out_json, &summary)
+    })
+}
+
+/// `codeoid_memory_import` that a caller can stop from another thread or a signal handler:
+/// `cancel` (`codeoid_cancel_request`) is checked before each file, and once raised the import
+/// ends there and writes its summary with `"stopped": true`. Every file read before is stored
+/// whole, and importing again goes on from there (one very large log is read to its end first).
+/// NULL `cancel` imports as `codeoid_memory_import` does.
+///
+/// Errors: as `codeoid_memory_import`, and `CODEOID_ERROR_CANCELLED` when `cancel` was already
+/// raised as the call began (nothing was read). Thread-safe; blocks until the import is done
+/// or stopped.
+///
+/// # Safety
+/// As `codeoid_memory_import`; `cancel` is NULL or a live flag from `codeoid_cancel_new` that
+/// stays alive until this call returns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_memory_import_cancellable(
+    memory: *const codeoid_memory,
+    path: *const c_char,
+    path_len: usize,
+    options_json: *const c_char,
+    options_json_len: usize,
+    cancel: *const codeoid_cancel,
+    out_json: *mut codeoid_string,
+) -> *mut codeoid_error {
+    boundary("codeoid_memory_import_cancellable", || {
+        // SAFETY: the caller guarantees the pointers as documented.
+        let memory = unsafe { handle(memory, "memory") }?;
+        // SAFETY: as above.
+        let path = unsafe { text(path, path_len, "path") }?;
+        // SAFETY: as above.
+        let options = unsafe { optional_text(options_json, options_json_len, "options_json") }?;
+        // SAFETY: as above.
+        let cancel = unsafe { cancel.as_ref() };
+        // SAFETY: as above.
+        let out_json = unsafe { out(out_json, "out_json") }?;
+        let settings: ImportSettings =
+            crate::args::parse_optional_json(options, "options_json", "an import options object")?;
+        if cancel.is_some_and(|c| !c.keep_going()) {
+            return Err(Failure::cancelled("codeoid_memory_import_cancellable"));
+        }
+        let summary = memory.inner.import_logs_while(
+            Path::new(path),
+            &settings.into_options(),
+            &mut |_| {},
+            &mut || cancel.is_none_or(codeoid_cancel::keep_going),
+        )?;
         json::write(out_json, &summary)
     })
 }

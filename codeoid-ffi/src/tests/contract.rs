@@ -279,6 +279,26 @@ pub(crate) fn calls() -> Vec<Call> {
             },
         ),
         call(
+            "codeoid_memory_run_cancellable",
+            true,
+            &[("session_id", REQ, UTF8), ("command", REQ, UTF8)],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call; the
+            // timeout and the flag are optional.
+            |m, t, o| unsafe {
+                codeoid_memory_run_cancellable(
+                    m,
+                    t[0].0,
+                    t[0].1,
+                    t[1].0,
+                    t[1].1,
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    o,
+                )
+            },
+        ),
+        call(
             "codeoid_memory_fork",
             true,
             &[
@@ -313,6 +333,25 @@ pub(crate) fn calls() -> Vec<Call> {
             Some("out_json"),
             // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call.
             |m, t, o| unsafe { codeoid_memory_import(m, t[0].0, t[0].1, t[1].0, t[1].1, o) },
+        ),
+        call(
+            "codeoid_memory_import_cancellable",
+            true,
+            &[("path", REQ, UTF8), ("options_json", OPT, UTF8)],
+            Some("out_json"),
+            // SAFETY: live handle, valid (ptr, len) texts and out-structs for the call; the flag
+            // is optional.
+            |m, t, o| unsafe {
+                codeoid_memory_import_cancellable(
+                    m,
+                    t[0].0,
+                    t[0].1,
+                    t[1].0,
+                    t[1].1,
+                    std::ptr::null(),
+                    o,
+                )
+            },
         ),
         call(
             "codeoid_memory_recall",
@@ -476,7 +515,7 @@ pub(crate) fn calls() -> Vec<Call> {
 
 /// Functions that do not fit [`calls`]: constructors, destructors and accessors, each tested on
 /// its own below.
-pub(crate) const SPECIAL: [&str; 9] = [
+pub(crate) const SPECIAL: [&str; 13] = [
     "codeoid_abi_version",
     "codeoid_version",
     "codeoid_error_code",
@@ -486,6 +525,10 @@ pub(crate) const SPECIAL: [&str; 9] = [
     "codeoid_string_free",
     "codeoid_memory_open",
     "codeoid_memory_free",
+    "codeoid_cancel_new",
+    "codeoid_cancel_request",
+    "codeoid_cancel_requested",
+    "codeoid_cancel_free",
 ];
 
 /// The function names declared in the committed header.
@@ -1146,7 +1189,7 @@ fn every_core_kind_has_its_own_c_code_and_name() {
         let name = unsafe { CStr::from_ptr(codeoid_error_code_name(ffi_code)) };
         assert_eq!(name.to_str().unwrap(), ffi_name);
     }
-    for unknown in [0, 15, 999, 1003, u32::MAX] {
+    for unknown in [0, 15, 999, 1004, u32::MAX] {
         assert!(codeoid_error_code_name(unknown).is_null(), "{unknown}");
     }
 }

@@ -3,6 +3,7 @@
 //! panic test needs the test-only injection hook of [`crate::panic`], which is compiled into test
 //! builds only.
 //!
+//! - `cancel`: the flag that stops a running command or an import from another thread.
 //! - `contract`: NULLs, bad UTF-8, lying lengths, bad enum integers, JSON of the wrong shape,
 //!   double frees, the error code table.
 //! - `flow`: the whole path a harness takes, on a real SQLite file.
@@ -11,6 +12,7 @@
 //!   settings, lexically and (with `CODEOID_TEST_MODEL_DIR`) with the real model.
 //! - `threads`: one handle used from many threads at once.
 
+mod cancel;
 mod contract;
 mod flow;
 mod panics;

@@ -75,3 +75,22 @@ fn infallible_functions_return_their_defaults_on_panic() {
         assert!(!s.0.ptr.is_null(), "a panicking free changes nothing");
     }
 }
+
+#[test]
+fn the_cancel_flag_s_functions_return_their_defaults_on_panic() {
+    inject_panic_on_next_call();
+    assert!(codeoid_cancel_new().is_null());
+    let flag = codeoid_cancel_new();
+    assert!(!flag.is_null());
+    // SAFETY: a live flag; each function panics once, then works; it is freed once.
+    unsafe {
+        codeoid_cancel_request(flag);
+        inject_panic_on_next_call();
+        assert!(!codeoid_cancel_requested(flag));
+        assert!(codeoid_cancel_requested(flag));
+        // A panicking free leaks instead of unwinding; the next free works.
+        inject_panic_on_next_call();
+        codeoid_cancel_free(flag);
+        codeoid_cancel_free(flag);
+    }
+}

@@ -325,7 +325,7 @@ func TestCodesMatchTheLibrary(t *testing.T) {
 	if codeoid.Code(0).Name() != "" || codeoid.Code(15).Name() != "" {
 		t.Fatal("unknown codes have no name")
 	}
-	if codeoid.CodeNotFound != 2 || codeoid.CodePanic != 1002 {
+	if codeoid.CodeNotFound != 2 || codeoid.CodePanic != 1002 || codeoid.CodeCancelled != 1003 {
 		t.Fatal("codes are stable numbers")
 	}
 }

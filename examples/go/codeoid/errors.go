@@ -33,13 +33,14 @@ const (
 	CodeNullArgument     Code = C.CODEOID_ERROR_NULL_ARGUMENT
 	CodeInvalidUTF8      Code = C.CODEOID_ERROR_INVALID_UTF8
 	CodePanic            Code = C.CODEOID_ERROR_PANIC
+	CodeCancelled        Code = C.CODEOID_ERROR_CANCELLED
 )
 
 // AllCodes lists every code, core kinds first.
 var AllCodes = []Code{
 	CodeInvalidInput, CodeNotFound, CodeAlreadyExists, CodeDatabase, CodeBusy, CodeCorrupt,
 	CodeSchemaTooNew, CodeIO, CodeModelUnavailable, CodeModel, CodeTranslation, CodeImport,
-	CodeRotationRefused, CodeInternal, CodeNullArgument, CodeInvalidUTF8, CodePanic,
+	CodeRotationRefused, CodeInternal, CodeNullArgument, CodeInvalidUTF8, CodePanic, CodeCancelled,
 }
 
 // Sentinel errors, one per code, for errors.Is.
@@ -61,6 +62,9 @@ var (
 	ErrNullArgument     error = CodeNullArgument
 	ErrInvalidUTF8      error = CodeInvalidUTF8
 	ErrPanic            error = CodePanic
+	// ErrCancelled is the C ABI's code for a call whose cancel flag was raised before it began.
+	// The Context methods never return it: they return the context's error instead.
+	ErrCancelled error = CodeCancelled
 )
 
 // ErrClosed is returned by calls on a Memory after Close. It exists only in Go and has no code.

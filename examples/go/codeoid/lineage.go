@@ -131,6 +131,9 @@ type ImportSummary struct {
 	TurnsReplaced     uint64           `json:"turns_replaced"`
 	EpisodesAdded     uint64           `json:"episodes_added"`
 	EpisodesRemoved   uint64           `json:"episodes_removed"`
+	// Stopped is true when ImportContext's context ended before every file was read; importing
+	// again goes on from there.
+	Stopped bool `json:"stopped"`
 }
 
 // Import imports session logs (Claude Code, Codex CLI, Gemini CLI, SWE-agent; a file or a

@@ -360,6 +360,9 @@ type RunOutput struct {
 	Compressed *Compressed `json:"compressed"`
 	StoreError *string     `json:"store_error"`
 	TimedOut   bool        `json:"timed_out"`
+	// Interrupted is true when RunContext's context ended while the command ran: it got
+	// SIGINT, what was left was killed a second later, and Stdout is what it printed until then.
+	Interrupted bool `json:"interrupted"`
 }
 
 // RecallOptions tunes Memory.Recall; zero values mean the defaults.
