@@ -794,15 +794,18 @@ struct codeoid_error *codeoid_memory_rotation_decision(const struct codeoid_memo
 /**
  * Runs `command` with `sh -c` in the workspace root (stdin closed), stores its raw stdout and
  * stderr as an episode of `session_id` first, then writes into `*out_json`:
- * `{"stdout", "stderr", "exit_code", "episode_id", "compressed", "store_error", "timed_out"}`
- * where
+ * `{"stdout", "stderr", "exit_code", "episode_id", "compressed", "store_error", "timed_out",
+ * "interrupted", "left_running"}` where
  * `stdout` is what to show (the compressed text ending with the `get_episode` hint, or the raw
  * output), `stderr` passes through unchanged, `compressed` is the compression object of
  * `codeoid_memory_compress` (with its `hint`) or null, and `store_error` says why the raw
  * output could not be stored (null normally); `timed_out` is true when the command ran past the
  * memory's `run_timeout_secs` (or the call's, see `codeoid_memory_run_with_timeout`) and was
- * killed with everything it started. Output that is not UTF-8 is converted lossily in this
- * JSON; the stored episode keeps the exact bytes.
+ * killed with everything it started; `left_running` is true when a process the command started
+ * in the background (`server &`) still held its output when the command ended: it was left
+ * running, and what it printed a moment after the command's exit is not in the output.
+ * `interrupted` is always false here (see `codeoid_memory_run_cancellable`). Output that is not
+ * UTF-8 is converted lossily in this JSON; the stored episode keeps the exact bytes.
  *
  * A failing command is not an error: read `exit_code`.
  *

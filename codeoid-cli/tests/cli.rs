@@ -332,6 +332,38 @@ fn a_closed_stderr_costs_messages_not_the_work() {
 }
 
 #[test]
+fn run_returns_while_a_background_process_it_started_keeps_printing() {
+    let env = Env::new();
+    let project = env.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let alive = env.dir.path().join("alive");
+    // A server-like job that prints a line every 50 ms for 1.5 s, then touches `alive`. It
+    // inherits the pipes `codeoid run` reads; once `codeoid` has exited, a write into a pipe
+    // nobody reads would end it with SIGPIPE before it got there.
+    let command = format!(
+        "echo started; (i=0; while [ $i -lt 30 ]; do echo line $i; i=$((i+1)); sleep 0.05; \
+         done; touch '{}') &",
+        alive.display()
+    );
+    let started = std::time::Instant::now();
+    let out = env.codeoid_in(&project, &["run", "--", &command], None);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let shown = stdout(&out);
+    assert!(shown.starts_with("started\n"), "{shown}");
+    assert!(shown.contains("it was left running"), "{shown}");
+    assert!(!alive.exists(), "codeoid returned before the job ended");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !alive.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(alive.exists(), "the background job printed on to its end");
+}
+
+#[test]
 fn run_passes_several_words_as_the_arguments_they_are() {
     let env = Env::new();
     let project = env.dir.path().join("project");

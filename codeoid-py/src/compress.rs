@@ -77,6 +77,7 @@ pub struct RunOutput {
     compressed: Option<Compressed>,
     store_error: Option<String>,
     timed_out: bool,
+    left_running: bool,
 }
 
 impl From<CoreRunOutput> for RunOutput {
@@ -89,6 +90,7 @@ impl From<CoreRunOutput> for RunOutput {
             compressed: o.compressed.map(Compressed::from),
             store_error: o.store_error.map(|e| e.full_message()),
             timed_out: o.timed_out,
+            left_running: o.left_running,
         }
     }
 }
@@ -137,6 +139,14 @@ impl RunOutput {
     #[getter]
     fn timed_out(&self) -> bool {
         self.timed_out
+    }
+
+    /// Whether a process the command started in the background (`server &`) still held its
+    /// output when the command ended: it was left running, `stdout` ends with a line saying so,
+    /// and what it printed a moment after the command's exit is not here.
+    #[getter]
+    fn left_running(&self) -> bool {
+        self.left_running
     }
 
     fn __repr__(&self) -> String {

@@ -62,6 +62,18 @@ def test_run_errors(memory: codeoid.Memory, session: codeoid.Session) -> None:
         memory.run(session.id, "   ")
 
 
+def test_a_run_returns_while_what_it_started_in_the_background_runs_on(
+    memory: codeoid.Memory, session: codeoid.Session
+) -> None:
+    begin = time.monotonic()
+    out = memory.run(session.id, "echo started; sleep 5 &")
+    assert time.monotonic() - begin < 3
+    assert out.left_running and not out.timed_out
+    assert out.stdout.startswith(b"started\n")
+    assert b"it was left running" in out.stdout
+    assert not memory.run(session.id, "echo done").left_running
+
+
 def test_a_run_past_its_timeout_is_killed(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:
     with codeoid.Memory(tmp_path / "t.db", workspace, embeddings=False, env=False, run_timeout=0.5) as m:
         session = m.start_session()

@@ -5,6 +5,11 @@
 //! passed on: `SIGINT` to the group first, so a test runner can print what it has, then, once
 //! the command ended or [`INTERRUPT_GRACE`] passed, `SIGKILL` for whatever is left (background
 //! jobs of a non-interactive shell ignore `SIGINT`).
+//!
+//! A command's output can outlive it: a process it started in the background (`server &`)
+//! inherits the pipes and holds them for as long as it runs. So the wait ends when the command
+//! exits, and the output gets [`OUTPUT_GRACE`] more to end ([`settle`]); past that, the runner
+//! stops waiting for it and leaves the background process running, as a shell would.
 
 use std::process::Child;
 use std::sync::mpsc;
@@ -24,28 +29,31 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(100);
 /// How long an interrupted command has to end after `SIGINT` before it is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 
+/// How often a running command is checked for having exited while its output stays open.
+const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// How long the output may stay open once the command exited (or was killed): enough to read
+/// what it left in the pipes; past it, what holds them is a process left running.
+pub(super) const OUTPUT_GRACE: Duration = Duration::from_millis(200);
+
 /// `SIGKILL`: what a killed command's exit code (`128 + signal`) carries.
 pub(super) const SIGKILL: i32 = 9;
 
 const SIGINT: i32 = 2;
 
-/// Waits until `child` has exited and its output has ended (`ended` disconnects), its
-/// `deadline` passes, or `keep_going` answers `false` (asked about every 0.1 s); in the last two
-/// cases ends it and everything it started, and says which struck. Without a deadline or a
-/// `keep_going` it returns once the output ended, leaving the caller to wait for the exit.
+/// Waits until `child` has exited or its output has ended, its `deadline` passes, or
+/// `keep_going` answers `false` (asked about every 0.1 s); in the last two cases ends it and
+/// everything it started, and says which struck. Once the output ended, with a deadline or a
+/// `keep_going`, it waits for the exit too (a command can close its pipes and keep running, and
+/// is still timed and interruptible); without either it leaves the caller to wait for the exit.
+/// Output still open after the exit is the caller's to [`settle`].
 pub(super) fn watch<'k>(
     child: &mut Child,
     ended: &mpsc::Receiver<()>,
     deadline: Option<Instant>,
     keep_going: Option<&mut (dyn FnMut() -> bool + 'k)>,
 ) -> Killed {
-    let killed = match (deadline, keep_going) {
-        (None, None) => {
-            let _ = ended.recv();
-            return Killed::No;
-        }
-        (deadline, keep_going) => until_ended(child, ended, deadline, keep_going),
-    };
+    let killed = until_ended(child, ended, deadline, keep_going);
     let group = child.id();
     match killed {
         Killed::No => {}
@@ -62,34 +70,50 @@ pub(super) fn watch<'k>(
     killed
 }
 
-/// [`watch`]'s wait, with at least one of `deadline` and `keep_going`: first for the output to
-/// end, then for the process to exit (a command can close its pipes and keep running).
+/// After [`watch`]: waits for the output to end, at most [`OUTPUT_GRACE`]. `false` when it did
+/// not: a process the command started in the background (or one that left its process group
+/// before a kill) still holds the pipes, and may for as long as it runs.
+pub(super) fn settle(ended: &mpsc::Receiver<()>) -> bool {
+    !matches!(
+        ended.recv_timeout(OUTPUT_GRACE),
+        Err(mpsc::RecvTimeoutError::Timeout)
+    )
+}
+
+/// [`watch`]'s wait: for the process to exit or its output to end; once the output ended, with
+/// a deadline or a `keep_going`, for the exit too.
 fn until_ended<'k>(
     child: &mut Child,
     ended: &mpsc::Receiver<()>,
     deadline: Option<Instant>,
     mut keep_going: Option<&mut (dyn FnMut() -> bool + 'k)>,
 ) -> Killed {
+    let watched = deadline.is_some() || keep_going.is_some();
     let mut output_ended = false;
     let mut asked_at = Instant::now();
     loop {
         let to_deadline = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let mut wait = to_deadline.unwrap_or(INTERRUPT_POLL);
+        let mut wait = to_deadline.map_or(EXIT_POLL, |d| d.min(EXIT_POLL));
         if keep_going.is_some() {
             wait = wait.min(INTERRUPT_POLL.saturating_sub(asked_at.elapsed()));
         }
         if output_ended {
             // Only the exit is left to see: look often, it usually follows at once.
             std::thread::sleep(wait.min(Duration::from_millis(5)));
-            if !matches!(child.try_wait(), Ok(None)) {
+            if exited(child) {
                 return Killed::No;
             }
         } else {
             match ended.recv_timeout(wait) {
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // Exited with the output still open: something it started holds the pipes.
+                    if exited(child) {
+                        return Killed::No;
+                    }
+                }
                 Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                     output_ended = true;
-                    if !matches!(child.try_wait(), Ok(None)) {
+                    if !watched || exited(child) {
                         return Killed::No;
                     }
                 }
@@ -107,6 +131,11 @@ fn until_ended<'k>(
             }
         }
     }
+}
+
+/// Whether `child` has exited (or can no longer be asked).
+fn exited(child: &mut Child) -> bool {
+    !matches!(child.try_wait(), Ok(None))
 }
 
 /// Lets `cmd` act on `SIGINT` whatever this process does with it. A process started by one

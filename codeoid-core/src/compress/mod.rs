@@ -24,6 +24,7 @@
 //! A leaf module: no SQLite, no embeddings. Compressed text never contains ANSI colour codes;
 //! output that passes through is returned byte for byte.
 
+mod capture;
 mod child;
 pub mod claude_hook;
 mod command;

@@ -20,17 +20,17 @@
 //! one the runner waits as long as the command runs. [`Runner::run_while`] also asks its caller,
 //! about every 0.1 s, whether to go on, and when told to stop passes a Ctrl-C on to the group
 //! (`SIGINT`, then `SIGKILL` for what is left; see `child`). It does not stream: output is shown
-//! when the command ends. Background jobs that keep the pipes open keep the runner waiting
-//! (until the deadline or a stop, when there is one); the Claude Code hook does not route such
-//! commands here.
+//! when the command ends. A process the command leaves running in the background (`server &`)
+//! holds the pipes after the command exited: the runner then returns what arrived within a
+//! moment of the exit and leaves that process running ([`RunOutput::left_running`]).
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::capture::Capture;
 use super::child::{self, Killed};
 use super::registry::{Compressed, Registry};
 use crate::error::{Error, ErrorKind, Result};
@@ -148,6 +148,13 @@ pub struct RunOutput {
     /// then whatever it started and left running `SIGKILL` (the exit code is the command's own,
     /// 130 for a shell the `SIGINT` ended); stdout ends with a line saying so.
     pub interrupted: bool,
+    /// A process the command started in the background (`server &`, or one that left the
+    /// process group before a kill) still held its output when the command ended. The runner
+    /// stopped waiting for it [`OUTPUT_GRACE`](super::child::OUTPUT_GRACE) later and left it
+    /// running: stdout and stderr hold what arrived until then, stdout ends with a line saying
+    /// so, and the rest is read and dropped (by a `cat` that outlives this process, so the
+    /// background process never writes into a closed pipe).
+    pub left_running: bool,
 }
 
 /// Runs commands through `sh -c`, storing raw output before compressing it.
@@ -270,7 +277,13 @@ impl<'r> Runner<'r> {
                  cannot carry one"
             )));
         }
-        let (stdout, stderr, exit_code, killed) = self.execute(command, keep_going)?;
+        let Ended {
+            stdout,
+            stderr,
+            exit_code,
+            killed,
+            left_running,
+        } = self.execute(command, keep_going)?;
         let (timed_out, interrupted) =
             (killed == Killed::AtDeadline, killed == Killed::Interrupted);
         let (episode_id, store_error) = match sink.store_raw(command, &stdout, &stderr, exit_code) {
@@ -295,15 +308,19 @@ impl<'r> Runner<'r> {
             _ => None,
         };
         if let Some(what) = note {
-            if !shown.is_empty() && !shown.ends_with(b"\n") {
-                shown.push(b'\n');
-            }
-            shown.extend_from_slice(
-                format!(
+            append_line(
+                &mut shown,
+                &format!(
                     "[codeoid: the command {what} and was killed; the output above is what it \
-                     printed until then]\n"
-                )
-                .as_bytes(),
+                     printed until then]"
+                ),
+            );
+        }
+        if left_running {
+            append_line(
+                &mut shown,
+                "[codeoid: the command ended, but a process it started still runs and holds its \
+                 output; it was left running, and what it prints from now on is not shown]",
             );
         }
         Ok(RunOutput {
@@ -315,15 +332,16 @@ impl<'r> Runner<'r> {
             store_error,
             timed_out,
             interrupted,
+            left_running,
         })
     }
 
-    /// Runs `command`: its stdout, stderr, exit code, and whether the runner killed it.
+    /// Runs `command` and says how it ended.
     fn execute(
         &self,
         command: &str,
         keep_going: Option<&mut dyn FnMut() -> bool>,
-    ) -> Result<(Vec<u8>, Vec<u8>, i32, Killed)> {
+    ) -> Result<Ended> {
         let mut cmd = Command::new(&self.shell);
         cmd.arg("-c")
             .arg(command)
@@ -357,33 +375,34 @@ impl<'r> Runner<'r> {
         let (Some(out_pipe), Some(err_pipe)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(Error::internal("the child process has no output pipes"));
         };
-        // Each reader holds a sender: the channel disconnects when both pipes have ended.
-        let (done, ended) = mpsc::channel::<()>();
-        let deadline = self.timeout.map(|limit| Instant::now() + limit);
-        let (stdout, stderr, killed) = std::thread::scope(|scope| {
-            let read = |mut pipe: Box<dyn Read + Send>, done: mpsc::Sender<()>| {
-                scope.spawn(move || {
-                    let mut buf = Vec::new();
-                    let read = pipe.read_to_end(&mut buf).map(|_| buf);
-                    drop(done);
-                    read
-                })
-            };
-            let out_reader = read(Box::new(out_pipe), done.clone());
-            let err_reader = read(Box::new(err_pipe), done);
-            let killed = child::watch(&mut child, &ended, deadline, keep_going);
-            let joined = |reader: std::thread::ScopedJoinHandle<'_, std::io::Result<Vec<u8>>>| {
-                reader
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("an output reader panicked")))
-            };
-            (joined(out_reader), joined(err_reader), killed)
-        });
         let read_error = |err: std::io::Error| {
             Error::new(ErrorKind::Io, "cannot read the command's output").with_source(err)
         };
-        let stdout = stdout.map_err(read_error)?;
-        let stderr = stderr.map_err(read_error)?;
+        // Each capture holds a sender: the channel disconnects when both pipes have ended.
+        let (done, ended) = mpsc::channel::<()>();
+        let deadline = self.timeout.map(|limit| Instant::now() + limit);
+        let captures = Capture::start(out_pipe, done.clone())
+            .and_then(|out| Ok((out, Capture::start(err_pipe, done)?)));
+        let (out_capture, err_capture) = match captures {
+            Ok(captures) => captures,
+            Err(err) => {
+                // No thread to read its output: end the command rather than leave it running.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(read_error(err));
+            }
+        };
+        let killed = child::watch(&mut child, &ended, deadline, keep_going);
+        let left_running = !child::settle(&ended);
+        let (stdout, stderr) = if left_running {
+            (out_capture.cut_loose(), err_capture.cut_loose())
+        } else {
+            let stdout = out_capture.finish();
+            (
+                stdout.map_err(read_error)?,
+                err_capture.finish().map_err(read_error)?,
+            )
+        };
         let status = child.wait().map_err(|err| {
             Error::new(ErrorKind::Io, "cannot wait for the command to finish").with_source(err)
         })?;
@@ -393,6 +412,31 @@ impl<'r> Runner<'r> {
             Killed::AtDeadline if code != 128 + child::SIGKILL => Killed::No,
             killed => killed,
         };
-        Ok((stdout, stderr, code, killed))
+        Ok(Ended {
+            stdout,
+            stderr,
+            exit_code: code,
+            killed,
+            left_running,
+        })
     }
+}
+
+/// Appends `line` to `shown` on a line of its own.
+fn append_line(shown: &mut Vec<u8>, line: &str) {
+    if !shown.is_empty() && !shown.ends_with(b"\n") {
+        shown.push(b'\n');
+    }
+    shown.extend_from_slice(line.as_bytes());
+    shown.push(b'\n');
+}
+
+/// How a command ended: what [`Runner::execute`] saw.
+struct Ended {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    exit_code: i32,
+    killed: Killed,
+    /// A process it started still held its output when it exited: see [`RunOutput::left_running`].
+    left_running: bool,
 }

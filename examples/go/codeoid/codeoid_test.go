@@ -542,6 +542,21 @@ func TestARunsOwnTimeoutReplacesTheConfiguredOne(t *testing.T) {
 	}
 }
 
+func TestARunReturnsWhileWhatItStartedInTheBackgroundRunsOn(t *testing.T) {
+	m := open(t)
+	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_bg"}); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	run, err := m.Run("ses_bg", "echo started; sleep 5 &")
+	if err != nil || !run.LeftRunning || !strings.HasPrefix(run.Stdout, "started\n") || time.Since(begin) > 3*time.Second {
+		t.Fatalf("background run: %+v, %v after %v", run, err, time.Since(begin))
+	}
+	if run, err := m.Run("ses_bg", "echo done"); err != nil || run.LeftRunning {
+		t.Fatalf("plain run: %+v, %v", run, err)
+	}
+}
+
 func TestBlobsComeBackByteForByte(t *testing.T) {
 	m := open(t)
 	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_blob"}); err != nil {

@@ -363,6 +363,10 @@ type RunOutput struct {
 	// Interrupted is true when RunContext's context ended while the command ran: it got
 	// SIGINT, what was left was killed a second later, and Stdout is what it printed until then.
 	Interrupted bool `json:"interrupted"`
+	// LeftRunning is true when a process the command started in the background (`server &`)
+	// still held its output when the command ended: it was left running, Stdout ends with a line
+	// saying so, and what it printed a moment after the command's exit is not here.
+	LeftRunning bool `json:"left_running"`
 }
 
 // RecallOptions tunes Memory.Recall; zero values mean the defaults.

@@ -351,6 +351,93 @@ fn a_command_that_closed_its_output_is_still_timed_and_interrupted() {
     assert_eq!(sink.stored()[1].stdout, b"started\n");
 }
 
+/// Whether a process whose command line holds `marker` is running (read from `/proc`).
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .map(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
+            .unwrap_or(false)
+    })
+}
+
+/// Kills the processes whose command line holds `marker` (what a test left running).
+fn kill_all(marker: &str) {
+    let _ = Command::new("pkill").arg("-f").arg(marker).status();
+}
+
+#[test]
+fn a_process_left_running_in_the_background_does_not_hold_the_run() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    // A server started with `&` that keeps printing (for 10 s at most, should the cleanup
+    // fail): it holds stdout and stderr for as long as it runs. The marker names it for the
+    // checks and the cleanup.
+    let marker = format!("codeoid-bg-{}", std::process::id());
+    let command = format!(
+        "echo started; sh -c 'i=0; while [ $i -lt 200 ]; do echo tick; echo tock >&2; \
+         i=$((i+1)); sleep 0.05; done' {marker} & echo ready"
+    );
+    for runner in [
+        Runner::new(&registry).stdin(Stdin::Null),
+        Runner::new(&registry)
+            .stdin(Stdin::Null)
+            .timeout(Some(std::time::Duration::from_secs(30))),
+    ] {
+        let started = std::time::Instant::now();
+        let out = runner.run(&command, &sink).unwrap();
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+        assert!(out.left_running && !out.timed_out, "{out:?}");
+        assert_eq!(out.exit_code, 0);
+        let shown = String::from_utf8(out.stdout).unwrap();
+        assert!(shown.starts_with("started\n"), "{shown}");
+        assert!(shown.contains("ready\n"), "{shown}");
+        assert!(
+            shown.ends_with(
+                "[codeoid: the command ended, but a process it started still runs and holds its \
+                 output; it was left running, and what it prints from now on is not shown]\n"
+            ),
+            "{shown}"
+        );
+        let stored = sink.stored().last().unwrap().clone();
+        assert!(stored.stdout.starts_with(b"started\n"));
+        // The background process runs on, its output read and dropped.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(running(&marker), "the background process was left running");
+        kill_all(&marker);
+    }
+    // Without `&` nothing is left running and nothing is cut.
+    let plain = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run("sh -c 'sleep 0.3; echo late'; echo done", &sink)
+        .unwrap();
+    assert!(!plain.left_running);
+    assert_eq!(plain.stdout, b"late\ndone\n");
+}
+
+#[test]
+fn a_process_that_left_the_group_no_longer_holds_a_killed_run() {
+    let registry = Registry::builtin().unwrap();
+    let sink = MemorySink::new();
+    let marker = format!("codeoid-setsid-{}", std::process::id());
+    // `setsid` puts the sleeper beyond the group kill; it holds stdout for 30 s.
+    let command = format!("echo started; setsid sh -c 'sleep 30' {marker} & sleep 30");
+    let started = std::time::Instant::now();
+    let out = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .timeout(Some(std::time::Duration::from_millis(300)))
+        .run(&command, &sink)
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.timed_out && out.left_running, "{out:?}");
+    assert_eq!(sink.stored()[0].stdout, b"started\n");
+    kill_all(&marker);
+}
+
 /// With memory switched off the `get_episode` tool answers that memory is off, so a marker
 /// naming it would point at output the model can never read: `Memory::run` then shows stdout
 /// whole (and still stores it, as turns are still recorded), while `Memory::run_in` with a shell
