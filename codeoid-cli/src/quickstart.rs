@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
+use codeoid_core::compress::claude_hook::shell_words;
 use codeoid_core::retrieve::RecallQuery;
 use codeoid_core::store::{TimelineQuery, Workspace, WorkspaceSource};
 use codeoid_core::{Memory, MemoryConfig};
@@ -83,7 +84,32 @@ pub fn quickstart(context: &Context, args: &QuickstartArgs) -> Result<()> {
         (memory, Some(demo::SESSIONS[1].to_string()))
     };
     show(&mut out, &memory, session.as_deref())?;
+    writeln!(out, "\n{}", next_steps(context, &memory)?)?;
     Ok(())
+}
+
+/// The commands to try next, with the options that reach what was just shown: `--db` when it
+/// was given, and `--workspace` for the reads when the workspace shown (the demo's, or the
+/// busiest one imported) is not the one this directory selects. `import` and `run` work where
+/// they are started.
+fn next_steps(context: &Context, shown: &Memory) -> Result<String> {
+    let db = context.db_args()?;
+    let mut reads = db.clone();
+    if context.memory()?.workspace().id() != shown.workspace().id() {
+        let root = shown.workspace().root().to_string_lossy().into_owned();
+        reads.extend(["--workspace".to_owned(), root]);
+    }
+    let codeoid = |options: &[String]| {
+        let words: Vec<&str> = std::iter::once("codeoid")
+            .chain(options.iter().map(String::as_str))
+            .collect();
+        shell_words(&words)
+    };
+    let (db, reads) = (codeoid(&db), codeoid(&reads));
+    Ok(format!(
+        "next: `{db} import ~/.claude/projects`, `{reads} timeline`, `{reads} recall <query>`, \
+         `{reads} show <episode_id>`, `{db} run -- 'cargo test'`"
+    ))
 }
 
 /// What a model finds when it recalls a question about earlier work.
@@ -176,10 +202,5 @@ fn show(out: &mut dyn Write, memory: &Memory, session: Option<&str>) -> Result<(
             decision.message
         )?;
     }
-    writeln!(
-        out,
-        "\nnext: `codeoid import ~/.claude/projects`, `codeoid timeline`, `codeoid recall <query>`, \
-         `codeoid show <episode_id>`, `codeoid run -- 'cargo test'`"
-    )?;
     Ok(())
 }

@@ -118,6 +118,20 @@ fn quickstart_without_logs_records_the_demo_and_shows_memory() {
         first.contains("test parser::tests::nested_arrays ... FAILED"),
         "{first}"
     );
+    // The demo workspace is not the one the current directory selects: the commands it
+    // suggests name it, and they work as printed.
+    let next = first.lines().find(|l| l.starts_with("next: ")).unwrap();
+    let timeline = next
+        .split('`')
+        .find(|c| c.ends_with(" timeline"))
+        .expect("a timeline command");
+    assert!(timeline.starts_with("codeoid --workspace "), "{next}");
+    let root = timeline
+        .strip_prefix("codeoid --workspace ")
+        .and_then(|t| t.strip_suffix(" timeline"))
+        .unwrap();
+    let shown = stdout(&env.codeoid(&["--workspace", root.trim_matches('\''), "timeline"]));
+    assert!(shown.contains("tool_call: Bash(cargo test)"), "{shown}");
     let again = stdout(&env.codeoid(&["quickstart"]));
     let count = |text: &str| {
         text.lines()
