@@ -3,53 +3,68 @@
 //!
 //! Usually the pipe ends with the command and [`Capture::finish`] joins the thread. A process the
 //! command left running in the background (`server &`) keeps the pipe open after the command
-//! itself exited, possibly for days; [`Capture::cut_loose`] then takes what was read so far and
-//! leaves the thread reading and dropping the rest. So that the background process never writes
-//! into a closed pipe (`SIGPIPE` would end it) once this process exits too, as `codeoid run`
-//! does at once, the pipe is also handed to a `cat` of its own that reads it to its end.
+//! itself exited, possibly for days. So once the runner says the command exited
+//! ([`Capture::command_exited`]), the thread keeps what it reads until it finds the pipe empty:
+//! everything the command wrote before it exited has then been read and kept, and whatever comes
+//! later is the background process's. From then on the thread reads and drops (it is "cut
+//! loose"), and says it has settled as if the pipe had ended. A background process that writes
+//! without pause may never leave the pipe empty; but what the command wrote before it exited
+//! sat in the pipe's buffer then, so once a buffer's worth was read after the exit it has all
+//! been read, and the cut comes there.
+//!
+//! So that the background process never writes into a closed pipe (`SIGPIPE` would end it) once
+//! this process exits too, as `codeoid run` does at once, a pipe cut loose is also handed to a
+//! `cat` of its own that reads it to its end ([`Capture::finish`] does that).
 
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// How much one read takes from the pipe.
 const CHUNK: usize = 64 * 1024;
 
+/// How often a reader waiting on a quiet pipe looks whether the command has exited.
+const EXIT_LOOK: Duration = Duration::from_millis(50);
+
+/// The most a pipe can hold where its size cannot be asked (Linux allows up to 1 MiB).
+const PIPE_BUFFER_CEILING: usize = 1 << 20;
+
 /// What the reading thread and the runner share.
 #[derive(Default)]
 struct Shared {
-    bytes: Vec<u8>,
-    /// Set by [`Capture::cut_loose`]: the thread drops what it reads from then on.
-    cut: bool,
+    /// What was kept.
+    bytes: Mutex<Vec<u8>>,
+    /// Set by the runner when the command exited.
+    exited: AtomicBool,
+    /// Set by the thread when it stopped keeping what it reads (the pipe outlived the command).
+    cut: AtomicBool,
 }
 
 /// A pipe being read on its own thread.
 pub(super) struct Capture {
-    shared: Arc<Mutex<Shared>>,
+    shared: Arc<Shared>,
     thread: JoinHandle<std::io::Result<()>>,
-    /// A second handle on the pipe for a `cat` to read if the capture is cut loose.
+    /// A second handle on the pipe, for a `cat` to read if the capture is cut loose.
     #[cfg(unix)]
     spare: Option<std::os::fd::OwnedFd>,
 }
 
 impl Capture {
-    /// Starts reading `pipe`; `done` is dropped when the pipe ends (or fails), so a receiver
-    /// learns that every capture holding a sender has ended.
-    pub(super) fn start<P>(pipe: P, done: mpsc::Sender<()>) -> std::io::Result<Capture>
-    where
-        P: Read + Send + 'static + PipeHandle,
-    {
+    /// Starts reading `pipe`; `done` is dropped once the pipe ended, failed, or was cut loose,
+    /// so a receiver learns that every capture holding a sender has settled.
+    ///
+    /// # Errors
+    /// When the thread cannot be started.
+    pub(super) fn start<P: Pipe>(pipe: P, done: mpsc::Sender<()>) -> std::io::Result<Capture> {
         #[cfg(unix)]
-        let spare = pipe.spare().ok();
-        let shared = Arc::new(Mutex::new(Shared::default()));
+        let spare = std::os::fd::AsFd::as_fd(&pipe).try_clone_to_owned().ok();
+        let shared = Arc::new(Shared::default());
         let reader_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("codeoid-run-output".to_owned())
-            .spawn(move || {
-                let read = read_into(pipe, &reader_shared);
-                drop(done);
-                read
-            })?;
+            .spawn(move || read_into(pipe, &reader_shared, done))?;
         Ok(Capture {
             shared,
             thread,
@@ -58,76 +73,160 @@ impl Capture {
         })
     }
 
-    /// Everything the pipe carried, once it ended.
-    ///
-    /// # Errors
-    /// A failed read of the pipe.
-    pub(super) fn finish(self) -> std::io::Result<Vec<u8>> {
-        self.thread
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("an output reader panicked")))?;
-        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(std::mem::take(&mut shared.bytes))
+    /// Tells the thread that the command exited: once it finds the pipe empty, what still
+    /// arrives is a background process's.
+    pub(super) fn command_exited(&self) {
+        self.exit_notice().give();
     }
 
-    /// What the pipe carried so far, for a pipe that a background process still holds: the
-    /// thread drops whatever it reads from now on, and a `cat` reads the pipe to its end too.
-    pub(super) fn cut_loose(self) -> Vec<u8> {
-        let bytes = {
-            let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-            shared.cut = true;
-            std::mem::take(&mut shared.bytes)
-        };
-        #[cfg(unix)]
-        if let Some(spare) = self.spare {
-            if !self.thread.is_finished() {
-                hand_to_cat(spare);
+    /// A handle that does what [`Capture::command_exited`] does, for a thread that waits for
+    /// the exit (the sooner the thread knows, the less of a background process's output it
+    /// keeps).
+    pub(super) fn exit_notice(&self) -> ExitNotice {
+        ExitNotice(Arc::clone(&self.shared))
+    }
+
+    /// What the pipe carried, once it settled (the `done` sender was dropped), and whether a
+    /// background process still holds it (the capture was cut loose). A pipe cut loose is left
+    /// to the thread, which drops what it reads, and to a `cat` that outlives this process.
+    ///
+    /// # Errors
+    /// A failed read of a pipe that ended.
+    pub(super) fn finish(self) -> std::io::Result<(Vec<u8>, bool)> {
+        let cut = self.shared.cut.load(Ordering::Acquire);
+        if cut {
+            #[cfg(unix)]
+            if let Some(spare) = self.spare {
+                if !self.thread.is_finished() {
+                    hand_to_cat(spare);
+                }
             }
+        } else {
+            self.thread
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("an output reader panicked")))?;
         }
-        bytes
+        let mut bytes = self
+            .shared
+            .bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Ok((std::mem::take(&mut bytes), cut))
     }
 }
 
-/// Reads `pipe` to its end into `shared.bytes`, or drops what it reads once `shared.cut` is set.
-fn read_into(mut pipe: impl Read, shared: &Mutex<Shared>) -> std::io::Result<()> {
+/// Tells a [`Capture`]'s thread that the command exited.
+pub(super) struct ExitNotice(Arc<Shared>);
+
+impl ExitNotice {
+    pub(super) fn give(&self) {
+        self.0.exited.store(true, Ordering::Release);
+    }
+}
+
+/// Reads `pipe` to its end into `shared.bytes`, until it is cut loose (see the module's
+/// documentation); drops `done` when it ends or is cut.
+fn read_into(mut pipe: impl Pipe, shared: &Shared, done: mpsc::Sender<()>) -> std::io::Result<()> {
+    // Dropped when the function returns, or at the cut.
+    let mut done = Some(done);
     let mut chunk = vec![0u8; CHUNK];
+    // Bytes read since the command was seen to have exited, once it was.
+    let mut since_exit: Option<usize> = None;
+    let buffer = pipe.buffer_size();
     loop {
+        let cut = shared.cut.load(Ordering::Relaxed);
+        if !cut {
+            if since_exit.is_none() && shared.exited.load(Ordering::Acquire) {
+                since_exit = Some(0);
+            }
+            if let Some(read) = since_exit {
+                if !pipe.readable_within(Duration::ZERO) || read >= buffer {
+                    // Everything written before the exit is kept; the rest is not the command's.
+                    shared.cut.store(true, Ordering::Release);
+                    drop(done.take());
+                    continue;
+                }
+            } else if !pipe.readable_within(EXIT_LOOK) {
+                continue;
+            }
+        }
         let n = match pipe.read(&mut chunk) {
             Ok(0) => return Ok(()),
             Ok(n) => n,
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => {
-                let cut = shared.lock().unwrap_or_else(PoisonError::into_inner).cut;
-                // Once cut loose nobody reads the result: keep nothing, end quietly.
-                return if cut { Ok(()) } else { Err(err) };
-            }
+            // Once cut loose nobody reads the result: end quietly.
+            Err(_) if cut => return Ok(()),
+            Err(err) => return Err(err),
         };
-        let mut shared = shared.lock().unwrap_or_else(PoisonError::into_inner);
-        if !shared.cut {
-            shared.bytes.extend_from_slice(&chunk[..n]);
+        if !cut {
+            let mut bytes = shared.bytes.lock().unwrap_or_else(PoisonError::into_inner);
+            bytes.extend_from_slice(&chunk[..n]);
+            if let Some(read) = since_exit.as_mut() {
+                *read += n;
+            }
         }
     }
 }
 
-/// A pipe whose handle can be duplicated for a `cat` (on Unix).
-pub(super) trait PipeHandle {
-    /// A second handle on the same pipe.
-    ///
-    /// # Errors
-    /// When the handle cannot be duplicated (no file descriptors left).
-    #[cfg(unix)]
-    fn spare(&self) -> std::io::Result<std::os::fd::OwnedFd>;
-}
+/// An output pipe: read, and asked whether a read would find data.
+pub(super) trait Pipe: Read + Send + 'static + PipeFd {
+    /// Whether the pipe has data to read (or has ended) within `wait`.
+    fn readable_within(&self, wait: Duration) -> bool;
 
-#[cfg(unix)]
-impl<T: std::os::fd::AsFd> PipeHandle for T {
-    fn spare(&self) -> std::io::Result<std::os::fd::OwnedFd> {
-        self.as_fd().try_clone_to_owned()
+    /// The most the pipe's buffer holds.
+    fn buffer_size(&self) -> usize {
+        PIPE_BUFFER_CEILING
     }
 }
 
+/// What a [`Pipe`] needs of its handle: a file descriptor on Unix, nothing elsewhere.
+#[cfg(unix)]
+pub(super) trait PipeFd: std::os::fd::AsFd {}
+#[cfg(unix)]
+impl<T: std::os::fd::AsFd> PipeFd for T {}
+/// What a [`Pipe`] needs of its handle: a file descriptor on Unix, nothing elsewhere.
 #[cfg(not(unix))]
-impl<T> PipeHandle for T {}
+pub(super) trait PipeFd {}
+#[cfg(not(unix))]
+impl<T> PipeFd for T {}
+
+#[cfg(unix)]
+impl<T: Read + Send + 'static + std::os::fd::AsFd> Pipe for T {
+    fn readable_within(&self, wait: Duration) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut poll = libc::pollfd {
+            fd: self.as_fd().as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: poll(2) on one valid pollfd that lives across the call.
+        let ready = unsafe { libc::poll(&mut poll, 1, millis) };
+        // An error (EINTR included) says "look again": the read that follows would block at
+        // worst, which is what a reader without poll does.
+        ready != 0
+    }
+
+    #[cfg(target_os = "linux")]
+    fn buffer_size(&self) -> usize {
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl(2) F_GETPIPE_SZ on a valid descriptor reads an integer, nothing else.
+        let size = unsafe { libc::fcntl(self.as_fd().as_raw_fd(), libc::F_GETPIPE_SZ) };
+        usize::try_from(size)
+            .ok()
+            .filter(|s| *s > 0)
+            .unwrap_or(PIPE_BUFFER_CEILING)
+    }
+}
+
+/// Without `poll`, every read is allowed to block: the pipe is read to its end, however long a
+/// background process holds it.
+#[cfg(not(unix))]
+impl<T: Read + Send + 'static> Pipe for T {
+    fn readable_within(&self, _wait: Duration) -> bool {
+        true
+    }
+}
 
 /// Starts a `cat` that reads `pipe` to its end and drops it, outliving this process: `sh` saves
 /// the pipe (its stdin) as fd 3 before starting `cat` in the background (a background job's

@@ -8,10 +8,10 @@
 //!
 //! A command's output can outlive it: a process it started in the background (`server &`)
 //! inherits the pipes and holds them for as long as it runs. So the wait ends when the command
-//! exits, and the output gets [`OUTPUT_GRACE`] more to end ([`settle`]); past that, the runner
-//! stops waiting for it and leaves the background process running, as a shell would.
+//! exits, output open or not; what the pipes still carry is sorted out by `capture`.
 
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -32,9 +32,9 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// How often a running command is checked for having exited while its output stays open.
 const EXIT_POLL: Duration = Duration::from_millis(50);
 
-/// How long the output may stay open once the command exited (or was killed): enough to read
-/// what it left in the pipes; past it, what holds them is a process left running.
-pub(super) const OUTPUT_GRACE: Duration = Duration::from_millis(200);
+/// How long the processes of a killed command's group have to close its output as they die;
+/// what still holds it after that left the group (`setsid`).
+pub(super) const KILL_SETTLE: Duration = Duration::from_millis(200);
 
 /// `SIGKILL`: what a killed command's exit code (`128 + signal`) carries.
 pub(super) const SIGKILL: i32 = 9;
@@ -46,14 +46,21 @@ const SIGINT: i32 = 2;
 /// everything it started, and says which struck. Once the output ended, with a deadline or a
 /// `keep_going`, it waits for the exit too (a command can close its pipes and keep running, and
 /// is still timed and interruptible); without either it leaves the caller to wait for the exit.
-/// Output still open after the exit is the caller's to [`settle`].
+/// Output still open after the exit is the caller's to sort out.
+///
+/// `ending` is set before the first signal, so that a thread seeing the exit (see [`on_exit`])
+/// can tell an exit of the command's own from the end the runner gave it.
 pub(super) fn watch<'k>(
     child: &mut Child,
     ended: &mpsc::Receiver<()>,
     deadline: Option<Instant>,
     keep_going: Option<&mut (dyn FnMut() -> bool + 'k)>,
+    ending: &AtomicBool,
 ) -> Killed {
     let killed = until_ended(child, ended, deadline, keep_going);
+    if killed != Killed::No {
+        ending.store(true, Ordering::Release);
+    }
     let group = child.id();
     match killed {
         Killed::No => {}
@@ -68,16 +75,6 @@ pub(super) fn watch<'k>(
         }
     }
     killed
-}
-
-/// After [`watch`]: waits for the output to end, at most [`OUTPUT_GRACE`]. `false` when it did
-/// not: a process the command started in the background (or one that left its process group
-/// before a kill) still holds the pipes, and may for as long as it runs.
-pub(super) fn settle(ended: &mpsc::Receiver<()>) -> bool {
-    !matches!(
-        ended.recv_timeout(OUTPUT_GRACE),
-        Err(mpsc::RecvTimeoutError::Timeout)
-    )
 }
 
 /// [`watch`]'s wait: for the process to exit or its output to end; once the output ended, with
@@ -132,6 +129,36 @@ fn until_ended<'k>(
         }
     }
 }
+
+/// Calls `on_exit` on a thread of its own as soon as process `pid`, a child of this process,
+/// has exited, without reaping it (`waitid` with `WNOWAIT`: [`Child::try_wait`] and
+/// [`Child::wait`] still see its status). If the child was reaped first, or cannot be waited
+/// for, `on_exit` is called at once; the caller still learns of the exit its own way.
+#[cfg(unix)]
+pub(super) fn on_exit(pid: u32, on_exit: impl FnOnce() + Send + 'static) {
+    let pid = libc::id_t::from(pid);
+    let waiter = move || {
+        loop {
+            // SAFETY: waitid(2) fills the zeroed siginfo_t it is given, nothing else.
+            let waited = unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT)
+            };
+            let interrupted = waited != 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+            if !interrupted {
+                break;
+            }
+        }
+        on_exit();
+    };
+    let _ = std::thread::Builder::new()
+        .name("codeoid-run-exit".to_owned())
+        .spawn(waiter);
+}
+
+#[cfg(not(unix))]
+pub(super) fn on_exit(_pid: u32, _on_exit: impl FnOnce() + Send + 'static) {}
 
 /// Whether `child` has exited (or can no longer be asked).
 fn exited(child: &mut Child) -> bool {

@@ -26,8 +26,8 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::capture::Capture;
@@ -150,10 +150,11 @@ pub struct RunOutput {
     pub interrupted: bool,
     /// A process the command started in the background (`server &`, or one that left the
     /// process group before a kill) still held its output when the command ended. The runner
-    /// stopped waiting for it [`OUTPUT_GRACE`](super::child::OUTPUT_GRACE) later and left it
-    /// running: stdout and stderr hold what arrived until then, stdout ends with a line saying
-    /// so, and the rest is read and dropped (by a `cat` that outlives this process, so the
-    /// background process never writes into a closed pipe).
+    /// kept what the pipes carried until it found them empty, or had read a pipe buffer's worth
+    /// more (either way, everything the command wrote before it exited), and left the
+    /// process running: stdout ends with a line saying so, and the rest is read and dropped (by
+    /// a `cat` that outlives this process, so the background process never writes into a closed
+    /// pipe).
     pub left_running: bool,
 }
 
@@ -392,17 +393,30 @@ impl<'r> Runner<'r> {
                 return Err(read_error(err));
             }
         };
-        let killed = child::watch(&mut child, &ended, deadline, keep_going);
-        let left_running = !child::settle(&ended);
-        let (stdout, stderr) = if left_running {
-            (out_capture.cut_loose(), err_capture.cut_loose())
-        } else {
-            let stdout = out_capture.finish();
-            (
-                stdout.map_err(read_error)?,
-                err_capture.finish().map_err(read_error)?,
-            )
-        };
+        // The readers learn of an exit of the command's own at once, so that they keep as little
+        // as possible of what a process it left running prints after it; an exit the runner
+        // caused is passed on below, once the processes it killed had a moment to die.
+        let ending = Arc::new(AtomicBool::new(false));
+        let (out_notice, err_notice) = (out_capture.exit_notice(), err_capture.exit_notice());
+        let waiter_ending = Arc::clone(&ending);
+        child::on_exit(child.id(), move || {
+            if !waiter_ending.load(Ordering::Acquire) {
+                out_notice.give();
+                err_notice.give();
+            }
+        });
+        let killed = child::watch(&mut child, &ended, deadline, keep_going, &ending);
+        if killed != Killed::No {
+            let _ = ended.recv_timeout(child::KILL_SETTLE);
+        }
+        // The command exited, was killed, or closed its output: what the pipes still carry
+        // once they are empty belongs to a process it left running.
+        out_capture.command_exited();
+        err_capture.command_exited();
+        let _ = ended.recv();
+        let (stdout, out_cut) = out_capture.finish().map_err(read_error)?;
+        let (stderr, err_cut) = err_capture.finish().map_err(read_error)?;
+        let left_running = out_cut || err_cut;
         let status = child.wait().map_err(|err| {
             Error::new(ErrorKind::Io, "cannot wait for the command to finish").with_source(err)
         })?;

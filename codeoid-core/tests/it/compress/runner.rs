@@ -406,6 +406,49 @@ fn a_process_left_running_in_the_background_does_not_hold_the_run() {
         assert!(running(&marker), "the background process was left running");
         kill_all(&marker);
     }
+    // All the command printed before it exited is kept, however much, while the background
+    // process holds stdout (and writes to stderr only, so the lines are not interleaved).
+    let quiet_holder = format!(
+        "sh -c 'i=0; while [ $i -lt 200 ]; do echo tock >&2; i=$((i+1)); sleep 0.05; done' \
+         {marker} & seq 1 100000"
+    );
+    let out = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run(&quiet_holder, &sink)
+        .unwrap();
+    kill_all(&marker);
+    assert!(out.left_running, "exit {}", out.exit_code);
+    let stored = sink.stored().last().unwrap().stdout.clone();
+    let expected: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+    assert!(
+        stored == expected.as_bytes(),
+        "{} bytes kept of {}",
+        stored.len(),
+        expected.len()
+    );
+    // A background process that writes without pause may never leave the pipe empty: the run
+    // still returns.
+    let writer = format!("codeoid-yes-{}", std::process::id());
+    let started = std::time::Instant::now();
+    let out = Runner::new(&registry)
+        .stdin(Stdin::Null)
+        .run(&format!("yes {writer} & echo foreground"), &sink)
+        .unwrap();
+    kill_all(&writer);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.left_running, "exit {}", out.exit_code);
+    let stored = sink.stored().last().unwrap().stdout.clone();
+    assert!(String::from_utf8_lossy(&stored).contains("foreground\n"));
+    // What it kept of the writer is at most a pipe buffer's worth (at most 1 MiB) and a read.
+    assert!(
+        stored.len() <= (1 << 20) + (64 << 10),
+        "{} bytes",
+        stored.len()
+    );
     // Without `&` nothing is left running and nothing is cut.
     let plain = Runner::new(&registry)
         .stdin(Stdin::Null)
@@ -420,8 +463,12 @@ fn a_process_that_left_the_group_no_longer_holds_a_killed_run() {
     let registry = Registry::builtin().unwrap();
     let sink = MemorySink::new();
     let marker = format!("codeoid-setsid-{}", std::process::id());
-    // `setsid` puts the sleeper beyond the group kill; it holds stdout for 30 s.
-    let command = format!("echo started; setsid sh -c 'sleep 30' {marker} & sleep 30");
+    // `setsid` puts the sleeper beyond the group kill; it holds stdout for 30 s (in short
+    // sleeps, so that killing the shell that carries the marker ends it).
+    let command = format!(
+        "echo started; setsid sh -c 'i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); \
+         done' {marker} & sleep 30"
+    );
     let started = std::time::Instant::now();
     let out = Runner::new(&registry)
         .stdin(Stdin::Null)
