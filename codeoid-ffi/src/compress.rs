@@ -3,8 +3,8 @@
 
 use std::ffi::c_char;
 
+use codeoid_core::MemoryConfig;
 use codeoid_core::compress::RunOutput;
-use codeoid_core::{Memory, MemoryConfig};
 use serde_json::json;
 
 use crate::args::{bytes, handle, out, text};
@@ -95,8 +95,8 @@ pub unsafe extern "C" fn codeoid_memory_run(
                 memory,
                 (session_id, session_id_len),
                 (command, command_len),
+                (None, None),
                 out_json,
-                |memory, session, command| Ok(memory.run(session, command)?),
             )
         }
     })
@@ -130,12 +130,8 @@ pub unsafe extern "C" fn codeoid_memory_run_with_timeout(
                 memory,
                 (session_id, session_id_len),
                 (command, command_len),
+                (Some(timeout_secs), None),
                 out_json,
-                |memory, session, command| {
-                    let timeout =
-                        MemoryConfig::run_timeout_from_secs(timeout_secs, "timeout_secs")?;
-                    Ok(memory.run_with_timeout(session, command, timeout)?)
-                },
             )
         }
     })
@@ -180,30 +176,16 @@ pub unsafe extern "C" fn codeoid_memory_run_cancellable(
                 memory,
                 (session_id, session_id_len),
                 (command, command_len),
+                (timeout_secs, cancel),
                 out_json,
-                |memory, session, command| {
-                    let timeout = match timeout_secs {
-                        Some(secs) => MemoryConfig::run_timeout_from_secs(secs, "timeout_secs")?,
-                        None => memory.config().run_timeout,
-                    };
-                    let Some(cancel) = cancel else {
-                        return Ok(memory.run_with_timeout(session, command, timeout)?);
-                    };
-                    if !cancel.keep_going() {
-                        return Err(Failure::cancelled("codeoid_memory_run_cancellable"));
-                    }
-                    let mut keep_going = || cancel.keep_going();
-                    let run =
-                        memory.run_with_timeout_while(session, command, timeout, &mut keep_going);
-                    Ok(run?)
-                },
             )
         }
     })
 }
 
-/// What the run functions do around `run`: convert their arguments (in the order their errors
-/// are documented), call it, and write its JSON into `*out_json`.
+/// What the run functions do: convert their arguments (in the order their errors are
+/// documented), run the command with the call's timeout in seconds (`None`: the memory's) and
+/// stop flag, and write its JSON into `*out_json`.
 ///
 /// # Safety
 /// As `codeoid_memory_run`: `memory` is NULL or a live handle, each `(ptr, len)` pair is NULL or
@@ -212,18 +194,31 @@ unsafe fn run_into(
     memory: *const codeoid_memory,
     (session_id, session_id_len): (*const c_char, usize),
     (command, command_len): (*const c_char, usize),
+    (timeout_secs, cancel): (Option<f64>, Option<&codeoid_cancel>),
     out_json: *mut codeoid_string,
-    run: impl FnOnce(&Memory, &str, &str) -> FfiResult<RunOutput>,
 ) -> FfiResult<()> {
     // SAFETY: the caller guarantees the pointers as documented.
-    let memory = unsafe { handle(memory, "memory") }?;
+    let memory = &unsafe { handle(memory, "memory") }?.inner;
     // SAFETY: as above.
     let session = unsafe { text(session_id, session_id_len, "session_id") }?;
     // SAFETY: as above.
     let command = unsafe { text(command, command_len, "command") }?;
     // SAFETY: as above.
     let out_json = unsafe { out(out_json, "out_json") }?;
-    let run = run(&memory.inner, session, command)?;
+    let timeout = match timeout_secs {
+        Some(secs) => MemoryConfig::run_timeout_from_secs(secs, "timeout_secs")?,
+        None => memory.config().run_timeout,
+    };
+    let run = match cancel {
+        None => memory.run_with_timeout(session, command, timeout)?,
+        Some(cancel) if !cancel.keep_going() => {
+            return Err(Failure::cancelled("codeoid_memory_run_cancellable"));
+        }
+        Some(cancel) => {
+            let mut keep_going = || cancel.keep_going();
+            memory.run_with_timeout_while(session, command, timeout, &mut keep_going)?
+        }
+    };
     json::write(out_json, &run_json(&run))
 }
 

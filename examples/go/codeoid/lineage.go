@@ -6,6 +6,7 @@ package codeoid
 import "C"
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 )
@@ -139,18 +140,5 @@ type ImportSummary struct {
 // Import imports session logs (Claude Code, Codex CLI, Gemini CLI, SWE-agent; a file or a
 // folder) into the store. Re-importing adds nothing.
 func (m *Memory) Import(path string, options *ImportOptions) (ImportSummary, error) {
-	var summary ImportSummary
-	var optionsJSON string
-	if options != nil {
-		var err error
-		if optionsJSON, err = optionalJSON(options); err != nil {
-			return summary, err
-		}
-	}
-	pp, pl := text(path)
-	op, ol := optionalText(optionsJSON)
-	err := m.callJSON(&summary, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
-		return C.codeoid_memory_import(p, pp, pl, op, ol, s)
-	})
-	return summary, err
+	return m.ImportContext(context.Background(), path, options)
 }

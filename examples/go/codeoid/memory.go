@@ -6,6 +6,7 @@ package codeoid
 import "C"
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -305,13 +306,7 @@ func (m *Memory) Compress(command string, stdout []byte) (*Compressed, error) {
 // Run runs command with sh -c in the workspace root, storing its raw output as an episode of
 // sessionID before compressing it.
 func (m *Memory) Run(sessionID, command string) (RunOutput, error) {
-	var run RunOutput
-	sp, sl := text(sessionID)
-	cp, cl := text(command)
-	err := m.callJSON(&run, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
-		return C.codeoid_memory_run(p, sp, sl, cp, cl, s)
-	})
-	return run, err
+	return m.RunContext(context.Background(), sessionID, command)
 }
 
 // RunWithTimeout is Run with this call's own timeout in place of Config.RunTimeoutSecs: a
@@ -319,12 +314,5 @@ func (m *Memory) Run(sessionID, command string) (RunOutput, error) {
 // says so; 0 waits as long as it runs. A negative timeout, or one over 10^9 seconds (about 31
 // years; math.MaxInt64 is more), is ErrInvalidInput.
 func (m *Memory) RunWithTimeout(sessionID, command string, timeout time.Duration) (RunOutput, error) {
-	var run RunOutput
-	sp, sl := text(sessionID)
-	cp, cl := text(command)
-	secs := C.double(timeout.Seconds())
-	err := m.callJSON(&run, func(p *C.codeoid_memory, s *C.codeoid_string) *C.codeoid_error {
-		return C.codeoid_memory_run_with_timeout(p, sp, sl, cp, cl, secs, s)
-	})
-	return run, err
+	return m.RunWithTimeoutContext(context.Background(), sessionID, command, timeout)
 }
