@@ -204,7 +204,8 @@ extern "C" {
 uint32_t codeoid_abi_version(void);
 
 /**
- * Destroys a flag. NULL does nothing. It must not run while a call still reads the flag.
+ * Destroys a flag. NULL does nothing. It must not run while a call still reads the flag, nor
+ * while a signal handler may still raise it.
  *
  * # Safety
  * `cancel` is NULL or a live flag from `codeoid_cancel_new`, not used afterwards.
@@ -222,8 +223,9 @@ struct codeoid_cancel *codeoid_cancel_new(void);
 
 /**
  * Raises the flag: a call reading it stops at its next check (a running command within about
- * 0.1 s, an import before its next file), and every later call given this flag stops at once.
- * Raising it twice is the same as once; NULL does nothing.
+ * 0.1 s, an import before its next file), and every later call given this flag does nothing
+ * (`CODEOID_ERROR_CANCELLED`) until `codeoid_cancel_reset`. Raising it twice is the same as
+ * once; NULL does nothing.
  *
  * Thread-safe and async-signal-safe (an atomic store, nothing else), so a `SIGINT` handler
  * may call it.
@@ -242,6 +244,19 @@ void codeoid_cancel_request(const struct codeoid_cancel *cancel);
  * `cancel` is NULL or a live flag from `codeoid_cancel_new`.
  */
 bool codeoid_cancel_requested(const struct codeoid_cancel *cancel);
+
+/**
+ * Lowers the flag, so that the next call given it runs: a harness that keeps one flag for the
+ * life of the process (the one its `SIGINT` handler raises) lowers it before each call, which
+ * forgets a Ctrl-C that came between calls. Lowering it while a call reads it lets that call go
+ * on. NULL does nothing.
+ *
+ * Thread-safe and async-signal-safe (an atomic store).
+ *
+ * # Safety
+ * `cancel` is NULL or a live flag from `codeoid_cancel_new`.
+ */
+void codeoid_cancel_reset(const struct codeoid_cancel *cancel);
 
 /**
  * The stable code of `error` (see the `CODEOID_ERROR_*` macros and `docs/errors.md`). Returns 0
@@ -833,7 +848,8 @@ struct codeoid_error *codeoid_memory_run(const struct codeoid_memory *memory,
  *
  * `timeout_secs` is optional: NULL keeps the memory's `run_timeout_secs`, otherwise it points at
  * this call's timeout in seconds (0 for none), checked as in `codeoid_memory_run_with_timeout`.
- * `cancel` is optional too: NULL runs as `codeoid_memory_run_with_timeout` does.
+ * `cancel` is optional too: with NULL the call cannot be stopped, and runs as
+ * `codeoid_memory_run` (NULL `timeout_secs`) or `codeoid_memory_run_with_timeout` does.
  *
  * Errors: as `codeoid_memory_run_with_timeout`, and `CODEOID_ERROR_CANCELLED` when `cancel` was
  * already raised as the call began (nothing ran, nothing was stored). Thread-safe; blocks until

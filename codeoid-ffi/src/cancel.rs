@@ -4,7 +4,10 @@
 //! atomic), read by the calls that accept one (`codeoid_memory_run_cancellable`,
 //! `codeoid_memory_import_cancellable`), destroyed with `codeoid_cancel_free`.
 //!
-//! Once raised it stays raised, like a cancelled context: use a new one for the next call.
+//! Once raised it stays raised until `codeoid_cancel_reset` lowers it: a call given a raised flag
+//! does nothing. A harness whose `SIGINT` handler raises a flag keeps one flag for the life of
+//! the process (never freeing what a handler may still reach) and lowers it before each call it
+//! lets a Ctrl-C stop.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -39,8 +42,9 @@ pub extern "C" fn codeoid_cancel_new() -> *mut codeoid_cancel {
 }
 
 /// Raises the flag: a call reading it stops at its next check (a running command within about
-/// 0.1 s, an import before its next file), and every later call given this flag stops at once.
-/// Raising it twice is the same as once; NULL does nothing.
+/// 0.1 s, an import before its next file), and every later call given this flag does nothing
+/// (`CODEOID_ERROR_CANCELLED`) until `codeoid_cancel_reset`. Raising it twice is the same as
+/// once; NULL does nothing.
 ///
 /// Thread-safe and async-signal-safe (an atomic store, nothing else), so a `SIGINT` handler
 /// may call it.
@@ -54,6 +58,24 @@ pub unsafe extern "C" fn codeoid_cancel_request(cancel: *const codeoid_cancel) {
     // SAFETY: the caller guarantees NULL or a live flag; as_ref handles NULL.
     if let Some(cancel) = unsafe { cancel.as_ref() } {
         cancel.requested.store(true, Ordering::Release);
+    }
+}
+
+/// Lowers the flag, so that the next call given it runs: a harness that keeps one flag for the
+/// life of the process (the one its `SIGINT` handler raises) lowers it before each call, which
+/// forgets a Ctrl-C that came between calls. Lowering it while a call reads it lets that call go
+/// on. NULL does nothing.
+///
+/// Thread-safe and async-signal-safe (an atomic store).
+///
+/// # Safety
+/// `cancel` is NULL or a live flag from `codeoid_cancel_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn codeoid_cancel_reset(cancel: *const codeoid_cancel) {
+    // No panic boundary, as for codeoid_cancel_request.
+    // SAFETY: the caller guarantees NULL or a live flag; as_ref handles NULL.
+    if let Some(cancel) = unsafe { cancel.as_ref() } {
+        cancel.requested.store(false, Ordering::Release);
     }
 }
 
@@ -71,7 +93,8 @@ pub unsafe extern "C" fn codeoid_cancel_requested(cancel: *const codeoid_cancel)
     })
 }
 
-/// Destroys a flag. NULL does nothing. It must not run while a call still reads the flag.
+/// Destroys a flag. NULL does nothing. It must not run while a call still reads the flag, nor
+/// while a signal handler may still raise it.
 ///
 /// # Safety
 /// `cancel` is NULL or a live flag from `codeoid_cancel_new`, not used afterwards.

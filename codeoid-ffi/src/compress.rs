@@ -145,7 +145,8 @@ pub unsafe extern "C" fn codeoid_memory_run_with_timeout(
 ///
 /// `timeout_secs` is optional: NULL keeps the memory's `run_timeout_secs`, otherwise it points at
 /// this call's timeout in seconds (0 for none), checked as in `codeoid_memory_run_with_timeout`.
-/// `cancel` is optional too: NULL runs as `codeoid_memory_run_with_timeout` does.
+/// `cancel` is optional too: with NULL the call cannot be stopped, and runs as
+/// `codeoid_memory_run` (NULL `timeout_secs`) or `codeoid_memory_run_with_timeout` does.
 ///
 /// Errors: as `codeoid_memory_run_with_timeout`, and `CODEOID_ERROR_CANCELLED` when `cancel` was
 /// already raised as the call began (nothing ran, nothing was stored). Thread-safe; blocks until

@@ -125,7 +125,7 @@ impl Failure {
             code: CODEOID_ERROR_CANCELLED,
             message: format!(
                 "{function} was given a cancel flag that was already raised, so nothing was \
-                 done; pass a new flag from codeoid_cancel_new for each call to be stopped"
+                 done; lower it with codeoid_cancel_reset (or pass a new flag) for the next call"
             ),
         }
     }

@@ -5,9 +5,14 @@
  * passes SIGINT on to the command's process group, kills what is left a second later, stores what
  * the command printed, and returns it with "interrupted": true.
  *
- * So that it runs unattended (it is a test too: `make test-c`), the signal here is SIGALRM from a
- * timer 0.3 s after the command starts; a real harness installs the same handler for SIGINT.
- * A flag raised before a call makes it return CODEOID_ERROR_CANCELLED without running anything.
+ * The flag lives as long as the handler may run (here, the whole program), so the handler never
+ * touches freed memory; codeoid_cancel_reset lowers it before each call the handler may stop (a
+ * raised flag makes a call return CODEOID_ERROR_CANCELLED without running anything, which is
+ * what a Ctrl-C between two calls does to the next one unless the flag is lowered).
+ *
+ * So that it runs unattended (it is a test too: `make test-c`), the signal is SIGALRM, which the
+ * command sends to this program once it has started, standing in for a person pressing Ctrl-C;
+ * a real harness installs the same handler for SIGINT.
  *
  * Build (after `make ffi-static`):
  *   cc -std=c11 -Wall -Wextra -Werror -Iinclude examples/c/stop_a_run.c \
@@ -19,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,12 +31,13 @@
 
 #define TEXT(s) (s), strlen(s)
 
-/* The flag of the call in progress, for the handler. */
-static codeoid_cancel *volatile current_flag = NULL;
+/* The flag the handler raises: set once, before the handler is installed, never freed while the
+ * handler may run. */
+static codeoid_cancel *stop_flag = NULL;
 
 static void on_signal(int signo) {
   (void)signo;
-  codeoid_cancel_request(current_flag); /* NULL does nothing */
+  codeoid_cancel_request(stop_flag);
 }
 
 /* Prints the error (if any), frees it, and returns its code (0 for success). */
@@ -73,26 +78,31 @@ int main(void) {
   failed |= report(codeoid_memory_start_session(memory, TEXT(options), &session), "start") != 0;
   codeoid_string_free(&session);
 
+  stop_flag = codeoid_cancel_new();
+  if (stop_flag == NULL) {
+    fprintf(stderr, "codeoid_cancel_new failed\n");
+    return 1;
+  }
   /* SA_RESTART: system calls the signal lands in go on instead of failing with EINTR. */
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_signal;
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGALRM, &action, NULL);
+  if (sigaction(SIGALRM, &action, NULL) != 0) {
+    perror("sigaction");
+    return 1;
+  }
 
-  codeoid_cancel *flag = codeoid_cancel_new();
-  current_flag = flag;
-  struct itimerval timer = {.it_value = {.tv_sec = 0, .tv_usec = 300000}};
-  setitimer(ITIMER_REAL, &timer, NULL);
+  /* The command signals this program once it has started, then would run for 30 s. */
+  codeoid_cancel_reset(stop_flag);
   double started = now();
   codeoid_string out = {0};
-  const char *command = "echo started; sleep 30";
+  const char *command = "echo started; kill -ALRM $PPID; sleep 30";
   failed |= report(codeoid_memory_run_cancellable(memory, TEXT("ses_stop"), TEXT(command), NULL,
-                                                  flag, &out),
+                                                  stop_flag, &out),
                    "run") != 0;
   double took = now() - started;
-  current_flag = NULL;
   if (out.ptr == NULL || strstr(out.ptr, "\"interrupted\":true") == NULL ||
       strstr(out.ptr, "started") == NULL || took > 10.0) {
     fprintf(stderr, "FAIL: expected an interrupted run within seconds, got after %.1f s: %s\n",
@@ -102,16 +112,29 @@ int main(void) {
   printf("stopped after %.1f s: %s\n", took, out.ptr ? out.ptr : "(null)");
   codeoid_string_free(&out);
 
-  /* The flag stays raised: a call given it now runs nothing. */
-  if (!codeoid_cancel_requested(flag) ||
+  /* The flag stays raised: a call given it now runs nothing... */
+  if (!codeoid_cancel_requested(stop_flag) ||
       report(codeoid_memory_run_cancellable(memory, TEXT("ses_stop"), TEXT("echo again"), NULL,
-                                            flag, &out),
+                                            stop_flag, &out),
              "run with a raised flag") != CODEOID_ERROR_CANCELLED) {
     fprintf(stderr, "FAIL: a raised flag should stop the next call before it starts\n");
     failed = 1;
   }
-  codeoid_cancel_free(flag);
+  /* ...until it is lowered. */
+  codeoid_cancel_reset(stop_flag);
+  failed |= report(codeoid_memory_run_cancellable(memory, TEXT("ses_stop"), TEXT("echo again"),
+                                                  NULL, stop_flag, &out),
+                   "run with the flag lowered") != 0;
+  if (out.ptr == NULL || strstr(out.ptr, "\"stdout\":\"again\\n\"") == NULL) {
+    fprintf(stderr, "FAIL: the lowered flag should let the call run: %s\n",
+            out.ptr ? out.ptr : "(null)");
+    failed = 1;
+  }
+  codeoid_string_free(&out);
   codeoid_memory_free(memory);
+  /* The handler may no longer run once the flag is freed. */
+  signal(SIGALRM, SIG_DFL);
+  codeoid_cancel_free(stop_flag);
 
   char cleanup[600];
   snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);

@@ -24,6 +24,11 @@ impl Flag {
         unsafe { codeoid_cancel_request(self.0) }
     }
 
+    fn lower(&self) {
+        // SAFETY: a live flag.
+        unsafe { codeoid_cancel_reset(self.0) }
+    }
+
     fn raised(&self) -> bool {
         // SAFETY: a live flag.
         unsafe { codeoid_cancel_requested(self.0) }
@@ -77,15 +82,18 @@ fn import(fx: &Fixture, path: &str, flag: Option<&Flag>) -> Result<Value, super:
 }
 
 #[test]
-fn a_flag_starts_lowered_stays_raised_and_null_is_harmless() {
+fn a_flag_starts_lowered_stays_raised_until_reset_and_null_is_harmless() {
     let flag = Flag::new();
     assert!(!flag.raised());
     flag.raise();
     flag.raise();
     assert!(flag.raised());
+    flag.lower();
+    assert!(!flag.raised());
     // SAFETY: NULL is documented as a no-op for each.
     unsafe {
         codeoid_cancel_request(std::ptr::null());
+        codeoid_cancel_reset(std::ptr::null());
         assert!(!codeoid_cancel_requested(std::ptr::null()));
         codeoid_cancel_free(std::ptr::null_mut());
     }
@@ -137,8 +145,9 @@ fn a_flag_raised_before_the_call_runs_nothing_and_a_lowered_one_changes_nothing(
     assert!(err.message.contains("already raised"), "{}", err.message);
     assert!(!marker.exists(), "the command ran");
 
-    let lowered = Flag::new();
-    let done = run(&fx, &session, &command, None, Some(&lowered)).expect("run");
+    // Lowered again, the same flag lets the next call run.
+    raised.lower();
+    let done = run(&fx, &session, &command, None, Some(&raised)).expect("run");
     assert_eq!(
         (&done["stdout"], &done["interrupted"]),
         (&Value::from("done\n"), &Value::from(false)),
@@ -212,7 +221,10 @@ fn a_flag_stops_an_import_between_files_and_the_next_import_brings_the_rest() {
     let memory = fx.handle();
     let first = std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {
-            while session_count(memory) == 0 {
+            // Raises it anyway after a while, so that a failed import fails the test below
+            // instead of leaving this thread waiting.
+            let give_up = Instant::now() + Duration::from_secs(30);
+            while session_count(memory) == 0 && Instant::now() < give_up {
                 std::thread::sleep(Duration::from_millis(1));
             }
             flag.raise();

@@ -515,7 +515,7 @@ pub(crate) fn calls() -> Vec<Call> {
 
 /// Functions that do not fit [`calls`]: constructors, destructors and accessors, each tested on
 /// its own below.
-pub(crate) const SPECIAL: [&str; 13] = [
+pub(crate) const SPECIAL: [&str; 14] = [
     "codeoid_abi_version",
     "codeoid_version",
     "codeoid_error_code",
@@ -528,6 +528,7 @@ pub(crate) const SPECIAL: [&str; 13] = [
     "codeoid_cancel_new",
     "codeoid_cancel_request",
     "codeoid_cancel_requested",
+    "codeoid_cancel_reset",
     "codeoid_cancel_free",
 ];
 

@@ -22,17 +22,20 @@ func withCancel(ctx context.Context, f func(flag *C.codeoid_cancel) error) error
 	if flag == nil {
 		return &Error{code: CodePanic, message: "codeoid_cancel_new failed"}
 	}
-	defer C.codeoid_cancel_free(flag)
 	raised := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		C.codeoid_cancel_request(flag)
 		close(raised)
 	})
+	// Deferred as one step, so that even when f panics the raise is unregistered (or, if it
+	// already started, finished) before the flag is freed.
+	defer func() {
+		if !stop() {
+			<-raised
+		}
+		C.codeoid_cancel_free(flag)
+	}()
 	err := f(flag)
-	if !stop() {
-		// The raise started: let it finish before the flag is freed.
-		<-raised
-	}
 	if errors.Is(err, ErrCancelled) {
 		return ctx.Err()
 	}

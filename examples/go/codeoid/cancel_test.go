@@ -77,13 +77,16 @@ func TestACancelledContextStopsAnImportBetweenFiles(t *testing.T) {
 	path := writeLogs(t, logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for {
+		// Cancels anyway after a while, so that a failed import fails the test below instead
+		// of leaving this goroutine waiting.
+		giveUp := time.Now().Add(30 * time.Second)
+		for time.Now().Before(giveUp) {
 			if sessions, err := m.Sessions(); err == nil && len(sessions) > 0 {
-				cancel()
-				return
+				break
 			}
 			time.Sleep(time.Millisecond)
 		}
+		cancel()
 	}()
 	first, err := m.ImportContext(ctx, path, nil)
 	if !errors.Is(err, context.Canceled) || !first.Stopped || first.SessionsNew == 0 || first.SessionsNew >= logs {
