@@ -3,24 +3,25 @@
 //!
 //! Usually the pipe ends with the command and [`Capture::finish`] joins the thread. A process the
 //! command left running in the background (`server &`) keeps the pipe open after the command
-//! itself exited, possibly for days. So once the runner says the command exited
-//! ([`Capture::command_exited`]), the thread keeps what it reads until it finds the pipe empty:
-//! everything the command wrote before it exited has then been read and kept, and whatever comes
-//! later is the background process's. From then on the thread reads and drops (it is "cut
-//! loose"), and says it has settled as if the pipe had ended. A background process that writes
-//! without pause may never leave the pipe empty; but what the command wrote before it exited
-//! sat in the pipe's buffer then, so once a buffer's worth was read after the exit it has all
-//! been read, and the cut comes there.
+//! itself exited, possibly for days. So once told that the command exited
+//! ([`Capture::command_exited`]), the thread first reads until it has all the command wrote
+//! before it exited: that was in the pipe at the exit, so it has it once it found the pipe empty
+//! or read one pipe buffer's worth more. It goes on keeping what arrives until the pipe stays
+//! quiet for [`SETTLE_QUIET`] (a filter the shell does not wait for, as in `exec > >(tee log)`,
+//! may still be writing the command's last lines), for at most [`SETTLE_MAX`] and
+//! [`SETTLE_BYTES`]. Then it is "cut loose": it says it has settled as if the pipe had ended,
+//! and drops what it reads from then on.
 //!
 //! So that the background process never writes into a closed pipe (`SIGPIPE` would end it) once
-//! this process exits too, as `codeoid run` does at once, a pipe cut loose is also handed to a
-//! `cat` of its own that reads it to its end ([`Capture::finish`] does that).
+//! this process exits too, as `codeoid run` does at once, [`Capture::finish`] hands a pipe cut
+//! loose to a `cat` of its own that reads it to its end, and the thread ends. All of this needs
+//! `poll`: elsewhere than on Unix a pipe is read to its end, however long that takes.
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How much one read takes from the pipe.
 const CHUNK: usize = 64 * 1024;
@@ -31,6 +32,15 @@ const EXIT_LOOK: Duration = Duration::from_millis(50);
 /// The most a pipe can hold where its size cannot be asked (Linux allows up to 1 MiB).
 const PIPE_BUFFER_CEILING: usize = 1 << 20;
 
+/// Once all the command wrote before it exited was read, how long the pipe must stay quiet for
+/// what still holds it to count as left running. Output can go on for a moment after the exit:
+/// a filter the shell does not wait for (`exec > >(tee log)`) still has lines in hand.
+const SETTLE_QUIET: Duration = Duration::from_millis(200);
+
+/// The longest, and the most, a reader keeps after the exit of output that never pauses.
+const SETTLE_MAX: Duration = Duration::from_secs(1);
+const SETTLE_BYTES: usize = 8 << 20;
+
 /// What the reading thread and the runner share.
 #[derive(Default)]
 struct Shared {
@@ -40,6 +50,8 @@ struct Shared {
     exited: AtomicBool,
     /// Set by the thread when it stopped keeping what it reads (the pipe outlived the command).
     cut: AtomicBool,
+    /// Set once a `cat` reads the pipe too: the thread may end.
+    retired: AtomicBool,
 }
 
 /// A pipe being read on its own thread.
@@ -97,8 +109,8 @@ impl Capture {
         if cut {
             #[cfg(unix)]
             if let Some(spare) = self.spare {
-                if !self.thread.is_finished() {
-                    hand_to_cat(spare);
+                if !self.thread.is_finished() && hand_to_cat(spare) {
+                    self.shared.retired.store(true, Ordering::Release);
                 }
             }
         } else {
@@ -124,26 +136,65 @@ impl ExitNotice {
     }
 }
 
+/// What a reader knows once the command exited.
+struct AfterExit {
+    at: Instant,
+    /// Bytes kept since.
+    read: usize,
+    /// What the pipe's buffer held at most when the command exited.
+    buffer: usize,
+    /// The pipe was found empty since.
+    emptied: bool,
+}
+
+impl AfterExit {
+    /// Whether all the command wrote before it exited has been read: it was in the pipe then.
+    fn holds_all_before(&self) -> bool {
+        self.emptied || self.read >= self.buffer
+    }
+}
+
 /// Reads `pipe` to its end into `shared.bytes`, until it is cut loose (see the module's
-/// documentation); drops `done` when it ends or is cut.
+/// documentation); drops `done` when it ends or is cut, and stops once retired.
 fn read_into(mut pipe: impl Pipe, shared: &Shared, done: mpsc::Sender<()>) -> std::io::Result<()> {
     // Dropped when the function returns, or at the cut.
     let mut done = Some(done);
     let mut chunk = vec![0u8; CHUNK];
-    // Bytes read since the command was seen to have exited, once it was.
-    let mut since_exit: Option<usize> = None;
-    let buffer = pipe.buffer_size();
+    let mut after: Option<AfterExit> = None;
     loop {
         let cut = shared.cut.load(Ordering::Relaxed);
-        if !cut {
-            if since_exit.is_none() && shared.exited.load(Ordering::Acquire) {
-                since_exit = Some(0);
+        if cut {
+            if shared.retired.load(Ordering::Acquire) {
+                return Ok(());
             }
-            if let Some(read) = since_exit {
-                if !pipe.readable_within(Duration::ZERO) || read >= buffer {
-                    // Everything written before the exit is kept; the rest is not the command's.
-                    shared.cut.store(true, Ordering::Release);
-                    drop(done.take());
+            if !pipe.readable_within(EXIT_LOOK) {
+                continue;
+            }
+        } else {
+            if after.is_none() && shared.exited.load(Ordering::Acquire) {
+                after = Some(AfterExit {
+                    at: Instant::now(),
+                    read: 0,
+                    buffer: pipe.buffer_size(),
+                    emptied: false,
+                });
+            }
+            if let Some(after) = after.as_mut() {
+                let all_before = after.holds_all_before();
+                let enough = after.at.elapsed() >= SETTLE_MAX || after.read >= SETTLE_BYTES;
+                let wait = if all_before {
+                    SETTLE_QUIET
+                } else {
+                    Duration::ZERO
+                };
+                if all_before && enough || !pipe.readable_within(wait) {
+                    if all_before {
+                        // What comes from now on is not the command's.
+                        shared.cut.store(true, Ordering::Release);
+                        drop(done.take());
+                    } else {
+                        after.emptied = true;
+                    }
                     continue;
                 }
             } else if !pipe.readable_within(EXIT_LOOK) {
@@ -161,8 +212,8 @@ fn read_into(mut pipe: impl Pipe, shared: &Shared, done: mpsc::Sender<()>) -> st
         if !cut {
             let mut bytes = shared.bytes.lock().unwrap_or_else(PoisonError::into_inner);
             bytes.extend_from_slice(&chunk[..n]);
-            if let Some(read) = since_exit.as_mut() {
-                *read += n;
+            if let Some(after) = after.as_mut() {
+                after.read += n;
             }
         }
     }
@@ -194,17 +245,25 @@ impl<T> PipeFd for T {}
 impl<T: Read + Send + 'static + std::os::fd::AsFd> Pipe for T {
     fn readable_within(&self, wait: Duration) -> bool {
         use std::os::fd::AsRawFd;
-        let mut poll = libc::pollfd {
-            fd: self.as_fd().as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let millis = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
-        // SAFETY: poll(2) on one valid pollfd that lives across the call.
-        let ready = unsafe { libc::poll(&mut poll, 1, millis) };
-        // An error (EINTR included) says "look again": the read that follows would block at
-        // worst, which is what a reader without poll does.
-        ready != 0
+        let until = Instant::now() + wait;
+        loop {
+            let mut poll = libc::pollfd {
+                fd: self.as_fd().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let left = until.saturating_duration_since(Instant::now());
+            let millis = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+            // SAFETY: poll(2) on one valid pollfd that lives across the call.
+            let ready = unsafe { libc::poll(&mut poll, 1, millis) };
+            if ready >= 0 {
+                return ready > 0;
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                // Not a pipe poll can watch: let the read say what is wrong.
+                return true;
+            }
+        }
     }
 
     #[cfg(target_os = "linux")]
@@ -228,22 +287,24 @@ impl<T: Read + Send + 'static> Pipe for T {
     }
 }
 
-/// Starts a `cat` that reads `pipe` to its end and drops it, outliving this process: `sh` saves
+/// Starts a `cat` that reads `pipe` to its end and drops it, outliving this process (in `/`, so
+/// that it pins no directory), and says whether it started: `sh` saves
 /// the pipe (its stdin) as fd 3 before starting `cat` in the background (a background job's
 /// stdin would otherwise be `/dev/null`) and exits at once, so `cat` is nobody's child here and
 /// leaves no zombie. Best effort: without `sh` or `cat` the thread alone reads the pipe, for as
 /// long as this process lives.
 #[cfg(unix)]
-fn hand_to_cat(pipe: std::os::fd::OwnedFd) {
+fn hand_to_cat(pipe: std::os::fd::OwnedFd) -> bool {
     use std::process::{Command, Stdio};
     let started = Command::new("sh")
         .arg("-c")
         .arg("exec 3<&0; cat <&3 >/dev/null 2>&1 3<&- &")
+        .current_dir("/")
         .stdin(Stdio::from(pipe))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
-    if let Ok(mut shell) = started {
-        let _ = shell.wait();
-    }
+    started
+        .and_then(|mut shell| shell.wait())
+        .is_ok_and(|status| status.success())
 }

@@ -32,9 +32,10 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// How often a running command is checked for having exited while its output stays open.
 const EXIT_POLL: Duration = Duration::from_millis(50);
 
-/// How long the processes of a killed command's group have to close its output as they die;
-/// what still holds it after that left the group (`setsid`).
-pub(super) const KILL_SETTLE: Duration = Duration::from_millis(200);
+/// The longest the processes of a killed command's group get to die (closing its output as they
+/// do; a process with a large memory takes a while): what still holds it after that, or once
+/// the group is gone, left the group (`setsid`).
+const KILL_SETTLE_MAX: Duration = Duration::from_secs(10);
 
 /// `SIGKILL`: what a killed command's exit code (`128 + signal`) carries.
 pub(super) const SIGKILL: i32 = 9;
@@ -132,11 +133,16 @@ fn until_ended<'k>(
 
 /// Calls `on_exit` on a thread of its own as soon as process `pid`, a child of this process,
 /// has exited, without reaping it (`waitid` with `WNOWAIT`: [`Child::try_wait`] and
-/// [`Child::wait`] still see its status). If the child was reaped first, or cannot be waited
-/// for, `on_exit` is called at once; the caller still learns of the exit its own way.
+/// [`Child::wait`] still see its status); also when it was reaped first (`ECHILD`). When
+/// `waitid` fails otherwise (a sandbox that forbids it), `on_exit` is never called: the caller
+/// learns of the exit its own way.
 #[cfg(unix)]
 pub(super) fn on_exit(pid: u32, on_exit: impl FnOnce() + Send + 'static) {
-    let pid = libc::id_t::from(pid);
+    // `id_t` is a u32 on Linux and macOS, an i32 elsewhere.
+    #[allow(irrefutable_let_patterns)]
+    let Ok(pid) = libc::id_t::try_from(pid) else {
+        return;
+    };
     let waiter = move || {
         loop {
             // SAFETY: waitid(2) fills the zeroed siginfo_t it is given, nothing else.
@@ -144,10 +150,13 @@ pub(super) fn on_exit(pid: u32, on_exit: impl FnOnce() + Send + 'static) {
                 let mut info: libc::siginfo_t = std::mem::zeroed();
                 libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT)
             };
-            let interrupted = waited != 0
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
-            if !interrupted {
+            if waited == 0 {
                 break;
+            }
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => {}
+                Some(libc::ECHILD) => break,
+                _ => return,
             }
         }
         on_exit();
@@ -159,6 +168,37 @@ pub(super) fn on_exit(pid: u32, on_exit: impl FnOnce() + Send + 'static) {
 
 #[cfg(not(unix))]
 pub(super) fn on_exit(_pid: u32, _on_exit: impl FnOnce() + Send + 'static) {}
+
+/// After [`watch`] killed `child`'s process group: waits until the output ended, or the group is
+/// gone (its leader reaped, no member left), or [`KILL_SETTLE_MAX`] passed.
+pub(super) fn after_kill(child: &mut Child, ended: &mpsc::Receiver<()>) {
+    let _ = child.wait();
+    let give_up = Instant::now() + KILL_SETTLE_MAX;
+    while Instant::now() < give_up && group_alive(child.id()) {
+        if !matches!(
+            ended.recv_timeout(Duration::from_millis(10)),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        ) {
+            return;
+        }
+    }
+}
+
+/// Whether process group `group` still has a member.
+#[cfg(unix)]
+fn group_alive(group: u32) -> bool {
+    let Ok(group) = libc::pid_t::try_from(group) else {
+        return false;
+    };
+    // SAFETY: kill(2) with signal 0 only checks that the group exists; nothing is sent.
+    let alive = unsafe { libc::kill(-group, 0) } == 0;
+    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn group_alive(_group: u32) -> bool {
+    false
+}
 
 /// Whether `child` has exited (or can no longer be asked).
 fn exited(child: &mut Child) -> bool {

@@ -21,8 +21,9 @@
 //! about every 0.1 s, whether to go on, and when told to stop passes a Ctrl-C on to the group
 //! (`SIGINT`, then `SIGKILL` for what is left; see `child`). It does not stream: output is shown
 //! when the command ends. A process the command leaves running in the background (`server &`)
-//! holds the pipes after the command exited: the runner then returns what arrived within a
-//! moment of the exit and leaves that process running ([`RunOutput::left_running`]).
+//! holds the pipes after the command exited: on Unix the runner then returns all the command
+//! wrote and whatever followed until the pipes went quiet, and leaves that process running
+//! ([`RunOutput::left_running`]; see `capture`).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -149,12 +150,12 @@ pub struct RunOutput {
     /// 130 for a shell the `SIGINT` ended); stdout ends with a line saying so.
     pub interrupted: bool,
     /// A process the command started in the background (`server &`, or one that left the
-    /// process group before a kill) still held its output when the command ended. The runner
-    /// kept what the pipes carried until it found them empty, or had read a pipe buffer's worth
-    /// more (either way, everything the command wrote before it exited), and left the
-    /// process running: stdout ends with a line saying so, and the rest is read and dropped (by
-    /// a `cat` that outlives this process, so the background process never writes into a closed
-    /// pipe).
+    /// process group before a kill) still held its output when the command ended (Unix only;
+    /// elsewhere the runner waits for it). The runner kept all the command wrote before it
+    /// exited, and what followed until the pipes stayed quiet for 0.2 s (at most 1 s or 8 MiB
+    /// more), then left the process running: stdout ends with a line saying so, and the rest is
+    /// read and dropped by a `cat` that outlives this process, so the background process never
+    /// writes into a closed pipe.
     pub left_running: bool,
 }
 
@@ -407,7 +408,7 @@ impl<'r> Runner<'r> {
         });
         let killed = child::watch(&mut child, &ended, deadline, keep_going, &ending);
         if killed != Killed::No {
-            let _ = ended.recv_timeout(child::KILL_SETTLE);
+            child::after_kill(&mut child, &ended);
         }
         // The command exited, was killed, or closed its output: what the pipes still carry
         // once they are empty belongs to a process it left running.
