@@ -85,8 +85,8 @@ impl Capture {
         })
     }
 
-    /// Tells the thread that the command exited: once it finds the pipe empty, what still
-    /// arrives is a background process's.
+    /// Tells the thread that the command exited (or was killed, or closed its output): from
+    /// then on it settles as the module's documentation says.
     pub(super) fn command_exited(&self) {
         self.exit_notice().give();
     }
