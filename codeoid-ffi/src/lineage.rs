@@ -193,20 +193,15 @@ pub unsafe extern "C" fn codeoid_memory_import(
 ) -> *mut codeoid_error {
     boundary("codeoid_memory_import", || {
         // SAFETY: the caller guarantees the pointers as documented.
-        let memory = unsafe { handle(memory, "memory") }?;
-        // SAFETY: as above.
-        let path = unsafe { text(path, path_len, "path") }?;
-        // SAFETY: as above.
-        let options = unsafe { optional_text(options_json, options_json_len, "options_json") }?;
-        // SAFETY: as above.
-        let out_json = unsafe { out(out_json, "out_json") }?;
-        let settings: ImportSettings =
-            crate::args::parse_optional_json(options, "options_json", "an import options object")?;
-        let summary =
-            memory
-                .inner
-                .import_logs(Path::new(path), &settings.into_options(), &mut |_| {})?;
-        json::write(out_json, &summary)
+        unsafe {
+            import_into(
+                memory,
+                (path, path_len),
+                (options_json, options_json_len),
+                None,
+                out_json,
+            )
+        }
     })
 }
 
@@ -235,26 +230,51 @@ pub unsafe extern "C" fn codeoid_memory_import_cancellable(
 ) -> *mut codeoid_error {
     boundary("codeoid_memory_import_cancellable", || {
         // SAFETY: the caller guarantees the pointers as documented.
-        let memory = unsafe { handle(memory, "memory") }?;
-        // SAFETY: as above.
-        let path = unsafe { text(path, path_len, "path") }?;
-        // SAFETY: as above.
-        let options = unsafe { optional_text(options_json, options_json_len, "options_json") }?;
-        // SAFETY: as above.
         let cancel = unsafe { cancel.as_ref() };
         // SAFETY: as above.
-        let out_json = unsafe { out(out_json, "out_json") }?;
-        let settings: ImportSettings =
-            crate::args::parse_optional_json(options, "options_json", "an import options object")?;
-        if cancel.is_some_and(|c| !c.keep_going()) {
-            return Err(Failure::cancelled("codeoid_memory_import_cancellable"));
+        unsafe {
+            import_into(
+                memory,
+                (path, path_len),
+                (options_json, options_json_len),
+                cancel,
+                out_json,
+            )
         }
-        let summary = memory.inner.import_logs_while(
-            Path::new(path),
-            &settings.into_options(),
-            &mut |_| {},
-            &mut || cancel.is_none_or(codeoid_cancel::keep_going),
-        )?;
-        json::write(out_json, &summary)
     })
+}
+
+/// What the import functions do: convert their arguments (in the order their errors are
+/// documented), import with the call's stop flag, and write the summary into `*out_json`.
+///
+/// # Safety
+/// As `codeoid_memory_import`: `memory` is NULL or a live handle, each `(ptr, len)` pair is NULL
+/// or readable, `out_json` is NULL or points at a `codeoid_string` that owns nothing.
+unsafe fn import_into(
+    memory: *const codeoid_memory,
+    (path, path_len): (*const c_char, usize),
+    (options_json, options_json_len): (*const c_char, usize),
+    cancel: Option<&codeoid_cancel>,
+    out_json: *mut codeoid_string,
+) -> FfiResult<()> {
+    // SAFETY: the caller guarantees the pointers as documented.
+    let memory = unsafe { handle(memory, "memory") }?;
+    // SAFETY: as above.
+    let path = unsafe { text(path, path_len, "path") }?;
+    // SAFETY: as above.
+    let options = unsafe { optional_text(options_json, options_json_len, "options_json") }?;
+    // SAFETY: as above.
+    let out_json = unsafe { out(out_json, "out_json") }?;
+    let settings: ImportSettings =
+        crate::args::parse_optional_json(options, "options_json", "an import options object")?;
+    if cancel.is_some_and(|c| !c.keep_going()) {
+        return Err(Failure::cancelled("codeoid_memory_import_cancellable"));
+    }
+    let summary = memory.inner.import_logs_while(
+        Path::new(path),
+        &settings.into_options(),
+        &mut |_| {},
+        &mut || cancel.is_none_or(codeoid_cancel::keep_going),
+    )?;
+    json::write(out_json, &summary)
 }
