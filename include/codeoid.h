@@ -818,7 +818,8 @@ struct codeoid_error *codeoid_memory_rotation_decision(const struct codeoid_memo
  * memory's `run_timeout_secs` (or the call's, see `codeoid_memory_run_with_timeout`) and was
  * killed with everything it started; `left_running` is true when a process the command started
  * in the background (`server &`) still held its output when the command ended: it was left
- * running, and what it printed a moment after the command's exit is not in the output.
+ * running, and what it printed once the output stayed quiet 0.2 s after the command's exit is
+ * not in the output.
  * `interrupted` is always false here (see `codeoid_memory_run_cancellable`). Output that is not
  * UTF-8 is converted lossily in this JSON; the stored episode keeps the exact bytes.
  *

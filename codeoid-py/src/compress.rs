@@ -143,7 +143,8 @@ impl RunOutput {
 
     /// Whether a process the command started in the background (`server &`) still held its
     /// output when the command ended: it was left running, `stdout` ends with a line saying so,
-    /// and what it printed a moment after the command's exit is not here.
+    /// and what it printed once the output stayed quiet 0.2 s after the command's exit is not
+    /// here.
     #[getter]
     fn left_running(&self) -> bool {
         self.left_running

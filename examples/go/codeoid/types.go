@@ -365,7 +365,8 @@ type RunOutput struct {
 	Interrupted bool `json:"interrupted"`
 	// LeftRunning is true when a process the command started in the background (`server &`)
 	// still held its output when the command ended: it was left running, Stdout ends with a line
-	// saying so, and what it printed a moment after the command's exit is not here.
+	// saying so, and what it printed once the output stayed quiet 0.2 s after the command's exit
+	// is not here.
 	LeftRunning bool `json:"left_running"`
 }
 
