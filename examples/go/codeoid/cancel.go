@@ -35,9 +35,17 @@ func withCancel(ctx context.Context, f func(flag *C.codeoid_cancel) error) error
 		}
 		C.codeoid_cancel_free(flag)
 	}()
-	err := f(flag)
+	return asContextError(ctx, f(flag))
+}
+
+// asContextError returns ctx's error for a call the C ABI reports as cancelled: its flag is
+// raised only when ctx is done. Any other outcome, and a cancelled call while ctx is somehow
+// still live, keeps its own error, so that no failure turns into a nil.
+func asContextError(ctx context.Context, err error) error {
 	if errors.Is(err, ErrCancelled) {
-		return ctx.Err()
+		if done := ctx.Err(); done != nil {
+			return done
+		}
 	}
 	return err
 }
