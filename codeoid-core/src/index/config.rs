@@ -115,7 +115,18 @@ impl IndexConfig {
         if let Some(value) = get(ENV_MIN_INTERVAL_SECS) {
             config.min_interval_secs = parse_number(ENV_MIN_INTERVAL_SECS, &value, "15")?;
         }
-        config.validate()?;
+        config.validate().map_err(|err| {
+            crate::env::from_variables(
+                err,
+                &lookup,
+                &[
+                    ENV_BUDGET,
+                    ENV_REBUILD_EPISODES,
+                    ENV_REBUILD_SECS,
+                    ENV_MIN_INTERVAL_SECS,
+                ],
+            )
+        })?;
         Ok(config)
     }
 
@@ -230,7 +241,7 @@ mod tests {
             let err = from(&[(name, value)]).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidInput);
             assert!(
-                err.message().contains(value) || err.message().contains("0 new episodes"),
+                err.message().contains(&format!("{name}={value:?}")),
                 "{name}={value}: {}",
                 err.message()
             );

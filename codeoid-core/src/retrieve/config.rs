@@ -164,9 +164,13 @@ impl RetrievalConfig {
                 ))
             })?;
         }
-        config
-            .validate()
-            .map_err(|e| Error::invalid_input(format!("{} (from the environment)", e.message())))?;
+        config.validate().map_err(|err| {
+            crate::env::from_variables(
+                err,
+                &lookup,
+                &[ENV_WEIGHTS, ENV_HALF_LIFE_HOURS, ENV_LEXICAL_BUDGET],
+            )
+        })?;
         Ok(config)
     }
 }
@@ -287,10 +291,7 @@ mod tests {
             let err = RetrievalConfig::from_lookup(lookup(&[(name, value)])).unwrap_err();
             assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
             let message = err.message();
-            assert!(
-                message.contains(name) || message.contains("environment"),
-                "{message}"
-            );
+            assert!(message.contains(&format!("{name}={value:?}")), "{message}");
         }
         let config = EmbeddingConfig::from_lookup(lookup(&[(ENV_EMBEDDINGS, "0")])).unwrap();
         assert_eq!(config.model, ModelChoice::Disabled);

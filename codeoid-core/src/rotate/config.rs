@@ -106,7 +106,18 @@ impl RotationConfig {
             })?;
             config.window_override = Some(tokens);
         }
-        config.validate()?;
+        config.validate().map_err(|err| {
+            crate::env::from_variables(
+                err,
+                &lookup,
+                &[
+                    ENV_SOFT_THRESHOLD,
+                    ENV_HARD_THRESHOLD,
+                    ENV_MIN_TURNS,
+                    ENV_CONTEXT_WINDOW,
+                ],
+            )
+        })?;
         Ok(config)
     }
 
@@ -214,7 +225,7 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::InvalidInput, "{name}={value}");
             let msg = err.message();
             assert!(
-                msg.contains(value.trim()) || msg.contains(name),
+                msg.contains(&format!("{name}={value:?}")),
                 "{name}={value}: {msg}"
             );
         }
@@ -223,6 +234,10 @@ mod tests {
     #[test]
     fn soft_above_hard_is_rejected() {
         let err = from(&[(ENV_SOFT_THRESHOLD, "0.99")]).unwrap_err();
-        assert!(err.message().contains("0.99"), "{}", err.message());
+        assert!(
+            err.message().contains("CODEOID_ROTATE_SOFT=\"0.99\""),
+            "{}",
+            err.message()
+        );
     }
 }
