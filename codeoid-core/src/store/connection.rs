@@ -179,7 +179,7 @@ pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
             ErrorKind::Corrupt,
             format!(
                 "{shown} is not a codeoid store (not an SQLite database); it was left untouched, \
-                 point CODEOID_DB at another file"
+                 open the store at another path"
             ),
         )
         .with_source(e),

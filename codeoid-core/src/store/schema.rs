@@ -341,7 +341,7 @@ pub(crate) fn inspect(conn: &Connection, path: &Path) -> Result<FileState> {
         format!(
             "{shown} is an SQLite database of another application (application_id \
              {application_id}, user_version {version}, {objects} schema objects); it was left \
-             untouched, point CODEOID_DB at another file"
+             untouched, open the store at another path"
         ),
     ))
 }
