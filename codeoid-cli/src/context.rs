@@ -73,12 +73,36 @@ impl Context {
                 path.join("codeoid.db").display()
             );
         }
-        if !self.creates_store && !path.exists() {
+        if path
+            .as_os_str()
+            .as_encoded_bytes()
+            .last()
+            .is_some_and(|&b| std::path::is_separator(b as char))
+        {
             anyhow::bail!(
+                "{} ends with '/', which names a directory; the store is a file (such as {})",
+                path.display(),
+                path.join("codeoid.db").display()
+            );
+        }
+        match std::fs::metadata(&path) {
+            Ok(found) if !found.is_file() => anyhow::bail!(
+                "{} is not a regular file (a pipe, a device or a socket); the store is a file \
+                 (check --db and CODEOID_DB)",
+                path.display()
+            ),
+            // An empty file would become a store: a command that only reads leaves it as it is.
+            Ok(found) if found.len() == 0 && !self.creates_store => anyhow::bail!(
+                "{} is empty: nothing was imported or recorded there yet; `codeoid import \
+                 <logs>` or `codeoid quickstart` fills it (check --db and CODEOID_DB)",
+                path.display()
+            ),
+            Err(_) if !self.creates_store => anyhow::bail!(
                 "no store at {}: nothing was imported or recorded there yet; `codeoid import \
                  <logs>` or `codeoid quickstart` fills one (check --db and CODEOID_DB)",
                 path.display()
-            );
+            ),
+            _ => {}
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| {

@@ -30,6 +30,9 @@ pub struct ImportArgs {
 }
 
 pub fn import(context: &Context, args: &ImportArgs) -> Result<()> {
+    // A path that cannot be imported is refused before a store is created for it.
+    codeoid_core::import::check_path(&args.path)
+        .with_context(|| format!("cannot import {}", args.path.display()))?;
     let memory = context.memory()?;
     let summary = import_with_progress(&memory, &args.path, args.into.clone(), args.finish_after)?;
     print_summary(&mut std::io::stdout().lock(), &summary)?;

@@ -290,6 +290,61 @@ fn errors_name_the_problem_and_exit_nonzero() {
 }
 
 #[test]
+fn paths_that_are_no_store_are_refused_and_left_as_they_are() {
+    let env = Env::new();
+    let refused = |args: &[&str], says: &str| {
+        let out = env.codeoid(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    };
+    // An empty file (a placeholder, a failed copy) is not filled by a command that only reads.
+    let empty = env.dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    refused(&["--db", empty.to_str().unwrap(), "stats"], "is empty");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    // A trailing separator names a directory, which would otherwise become a file.
+    let log =
+        evaldata().join("claude-code-sessions/spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+    let log = log.to_str().unwrap();
+    let slashed = format!("{}/", env.dir.path().join("store-dir").display());
+    refused(&["--db", &slashed, "import", log], "ends with '/'");
+    assert!(!env.dir.path().join("store-dir").exists());
+    // A path that cannot be imported creates no store for it.
+    let fresh = env.dir.path().join("fresh.db");
+    refused(
+        &[
+            "--db",
+            fresh.to_str().unwrap(),
+            "import",
+            "/definitely/not/here",
+        ],
+        "/definitely/not/here",
+    );
+    refused(
+        &["--db", fresh.to_str().unwrap(), "import", "/dev/null"],
+        "neither a file nor a folder",
+    );
+    assert!(!fresh.exists());
+    // A named pipe as the store is named as such, by readers and writers alike.
+    #[cfg(unix)]
+    {
+        let fifo = env.dir.path().join("pipe.db");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            refused(
+                &["--db", fifo.to_str().unwrap(), "stats"],
+                "not a regular file",
+            );
+            refused(
+                &["--db", fifo.to_str().unwrap(), "import", log],
+                "not a regular file",
+            );
+        }
+    }
+}
+
+#[test]
 fn run_keeps_exit_code_and_stderr_and_stores_the_raw_output() {
     let env = Env::new();
     let project = env.dir.path().join("project");

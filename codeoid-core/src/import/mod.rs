@@ -42,7 +42,7 @@ pub use into_store::{
 };
 pub use report::{ImportReport, Issue, MAX_LISTED_ISSUES, Progress, SkippedFile};
 pub use session::{ImportedSession, LogFormat, SessionKind, TurnStats};
-pub use walk::{visit_path, visit_path_while};
+pub use walk::{check_path, visit_path, visit_path_while};
 
 use crate::error::Result;
 

@@ -49,18 +49,16 @@ pub fn visit_path(
     visit_path_while(path, on_progress, &mut || true, on_session)
 }
 
-/// [`visit_path`], asking `keep_going` before each file: when it answers `false` the walk ends
-/// there and returns what it read until then (for a caller that can be interrupted).
+/// What an import of `path` would say of it before reading anything: a file or a folder is
+/// fine (its metadata is returned); anything else is the error [`visit_path`] gives, so a
+/// caller can refuse a bad path before it creates a store to import into.
 ///
 /// # Errors
-/// As [`visit_path`].
-pub fn visit_path_while(
-    path: &Path,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
-    keep_going: &mut dyn FnMut() -> bool,
-    on_session: &mut dyn FnMut(ImportedSession) -> Result<()>,
-) -> Result<ImportReport> {
-    let mut report = ImportReport::default();
+/// [`crate::ErrorKind::NotFound`] when `path` does not exist, [`crate::ErrorKind::InvalidInput`]
+/// when it is neither a file nor a folder (a named pipe, which would block the import, or a
+/// device such as `/dev/zero`, which never ends), [`crate::ErrorKind::Io`] when it cannot be
+/// inspected.
+pub fn check_path(path: &Path) -> Result<std::fs::Metadata> {
     let metadata = std::fs::metadata(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::not_found(format!(
@@ -73,13 +71,28 @@ pub fn visit_path_while(
         }
     })?;
     if !metadata.is_dir() && !metadata.is_file() {
-        // A named pipe would block the import forever, a device (`/dev/zero`) never ends.
         return Err(Error::invalid_input(format!(
             "{} is neither a file nor a folder (a pipe, a device or a socket); give a session \
              log file or a folder of them",
             path.display()
         )));
     }
+    Ok(metadata)
+}
+
+/// [`visit_path`], asking `keep_going` before each file: when it answers `false` the walk ends
+/// there and returns what it read until then (for a caller that can be interrupted).
+///
+/// # Errors
+/// As [`visit_path`].
+pub fn visit_path_while(
+    path: &Path,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    keep_going: &mut dyn FnMut() -> bool,
+    on_session: &mut dyn FnMut(ImportedSession) -> Result<()>,
+) -> Result<ImportReport> {
+    let mut report = ImportReport::default();
+    let metadata = check_path(path)?;
     let single = !metadata.is_dir();
     let files: Vec<(PathBuf, u64)> = if single {
         vec![(path.to_path_buf(), metadata.len())]
