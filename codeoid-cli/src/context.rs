@@ -168,10 +168,16 @@ impl Context {
     }
 }
 
-/// An error with its whole cause chain, and the hint codeoid errors carry after `;`.
+/// An error with its whole cause chain: what the command was doing (its contexts), then a
+/// codeoid error's own message with its hint and SQLite's or the system's cause.
 pub fn describe(err: &anyhow::Error) -> String {
-    if let Some(core) = err.downcast_ref::<codeoid_core::Error>() {
-        return core.full_message();
+    let mut parts = Vec::new();
+    for cause in err.chain() {
+        if let Some(core) = cause.downcast_ref::<codeoid_core::Error>() {
+            parts.push(core.full_message());
+            return parts.join(": ");
+        }
+        parts.push(cause.to_string());
     }
     format!("{err:#}")
 }
@@ -193,4 +199,19 @@ fn absolute(path: &std::path::Path) -> Result<String> {
         std::env::current_dir()?.join(path)
     };
     Ok(path.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context as _;
+
+    #[test]
+    fn a_description_keeps_what_the_command_was_doing_and_the_core_error_whole() {
+        let failed: Result<()> = Err(codeoid_core::Error::invalid_input("bad turn").into());
+        let err = failed.context("cannot import log.jsonl").unwrap_err();
+        assert_eq!(describe(&err), "cannot import log.jsonl: bad turn");
+        let plain = anyhow::anyhow!("no core error").context("outer");
+        assert_eq!(describe(&plain), "outer: no core error");
+    }
 }

@@ -31,8 +31,7 @@ pub struct ImportArgs {
 
 pub fn import(context: &Context, args: &ImportArgs) -> Result<()> {
     // A path that cannot be imported is refused before a store is created for it.
-    codeoid_core::import::check_path(&args.path)
-        .with_context(|| format!("cannot import {}", args.path.display()))?;
+    codeoid_core::import::check_path(&args.path)?;
     let memory = context.memory()?;
     let summary = import_with_progress(&memory, &args.path, args.into.clone(), args.finish_after)?;
     print_summary(&mut std::io::stdout().lock(), &summary)?;
@@ -71,7 +70,12 @@ pub fn import_with_progress(
                 name.unwrap_or_default()
             ));
         })
-        .with_context(|| format!("cannot import {}", path.display()))?;
+        .with_context(|| {
+            format!(
+                "cannot import {} (importing again goes on from where this stopped)",
+                path.display()
+            )
+        })?;
     bar.finish_and_clear();
     Ok(summary)
 }

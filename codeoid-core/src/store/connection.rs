@@ -191,21 +191,17 @@ pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
             ),
         )
         .with_source(e),
-        Some(
-            ErrorCode::CannotOpen
-            | ErrorCode::ReadOnly
-            | ErrorCode::PermissionDenied
-            | ErrorCode::SystemIoFailure
-            | ErrorCode::DiskFull,
-        ) => Error::new(
-            ErrorKind::Io,
-            format!(
-                "cannot open store {shown}; check that its directory exists and is writable \
-                 (the store also needs to create {shown}-wal and {shown}-shm next to it); a \
-                 read-only open can still read it"
-            ),
-        )
-        .with_source(e),
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
+            Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot open store {shown}; check that its directory exists and is writable \
+                     (the store also needs to create {shown}-wal and {shown}-shm next to it); a \
+                     read-only open can still read it"
+                ),
+            )
+            .with_source(e)
+        }
         _ => db_error(&format!("cannot open store {shown}"), e),
     }
 }
@@ -236,14 +232,28 @@ pub(crate) fn db_error(context: &str, e: rusqlite::Error) -> Error {
             )
             .with_source(e);
         }
+        // A full or failing disk is named, where SQLite's own text ("disk I/O error") reads
+        // like a fault of the store; the write that failed was rolled back.
+        Some(ErrorCode::DiskFull | ErrorCode::SystemIoFailure) => {
+            let what = if sqlite_code(&e) == Some(ErrorCode::DiskFull) {
+                "the disk holding the store is full"
+            } else {
+                "the disk holding the store failed a read or write (it may be full, failing, \
+                 or the store's files were removed)"
+            };
+            return Error::new(
+                ErrorKind::Io,
+                format!(
+                    "{context}: {what}; what was stored before is kept, free space or fix the \
+                     disk and retry"
+                ),
+            )
+            .with_source(e);
+        }
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => ErrorKind::Corrupt,
-        Some(
-            ErrorCode::CannotOpen
-            | ErrorCode::ReadOnly
-            | ErrorCode::PermissionDenied
-            | ErrorCode::SystemIoFailure
-            | ErrorCode::DiskFull,
-        ) => ErrorKind::Io,
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
+            ErrorKind::Io
+        }
         _ => ErrorKind::Database,
     };
     Error::new(kind, context.to_owned()).with_source(e)
@@ -277,6 +287,18 @@ mod tests {
         assert_eq!(corrupt.kind(), ErrorKind::Corrupt);
         let full = db_error("x", failure(rusqlite::ffi::SQLITE_FULL));
         assert_eq!(full.kind(), ErrorKind::Io);
+        assert!(
+            full.message()
+                .starts_with("x: the disk holding the store is full")
+        );
+        let shm = open_error(Path::new("/x/y.db"), failure(4874)); // SQLITE_IOERR_SHMSIZE
+        assert_eq!(shm.kind(), ErrorKind::Io);
+        assert!(
+            shm.message()
+                .starts_with("cannot open store /x/y.db: the disk holding the store failed"),
+            "{}",
+            shm.message()
+        );
         let other = db_error("x", failure(rusqlite::ffi::SQLITE_CONSTRAINT));
         assert_eq!(other.kind(), ErrorKind::Database);
         let not_db = open_error(Path::new("/x/y.db"), failure(rusqlite::ffi::SQLITE_NOTADB));
