@@ -204,7 +204,6 @@ fn absolute(path: &std::path::Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anyhow::Context as _;
 
     #[test]
     fn a_description_keeps_what_the_command_was_doing_and_the_core_error_whole() {
