@@ -221,6 +221,23 @@ pub(crate) fn unwritable(path: &Path) -> Error {
 /// An error for a failed operation described by `context` (lowercase, naming what was being
 /// done), classified by SQLite's result code.
 pub(crate) fn db_error(context: &str, e: rusqlite::Error) -> Error {
+    // Every table is STRICT and every text written is checked UTF-8, so a value of the wrong
+    // type or invalid text can only come from damage to the file.
+    if matches!(
+        e,
+        rusqlite::Error::Utf8Error(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::InvalidColumnType(..)
+    ) {
+        return Error::new(
+            ErrorKind::Corrupt,
+            format!(
+                "{context}: the store holds a value it never writes (invalid text or a wrong \
+                 type), so its file is damaged; restore it from a backup or move it aside"
+            ),
+        )
+        .with_source(e);
+    }
     let kind = match sqlite_code(&e) {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
             return Error::new(
@@ -298,6 +315,16 @@ mod tests {
                 .starts_with("cannot open store /x/y.db: the disk holding the store failed"),
             "{}",
             shm.message()
+        );
+        let garbled = db_error(
+            "cannot read the timeline",
+            rusqlite::Error::Utf8Error(0, String::from_utf8(vec![0xff]).unwrap_err().utf8_error()),
+        );
+        assert_eq!(garbled.kind(), ErrorKind::Corrupt);
+        assert!(
+            garbled.message().contains("damaged"),
+            "{}",
+            garbled.message()
         );
         let other = db_error("x", failure(rusqlite::ffi::SQLITE_CONSTRAINT));
         assert_eq!(other.kind(), ErrorKind::Database);
