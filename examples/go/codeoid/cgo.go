@@ -27,6 +27,8 @@ import "C"
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"unsafe"
 )
 
@@ -68,10 +70,14 @@ func rawBytes(b []byte) (*C.char, C.size_t) {
 	return (*C.char)(unsafe.Pointer(unsafe.SliceData(b))), C.size_t(len(b))
 }
 
-// optionalJSON encodes v as JSON text, or "" (NULL) for nil.
+// optionalJSON encodes v as JSON text, or "" (NULL) for nil. Text that is not UTF-8 and Part
+// fields of another type are refused first (checkValue): encoding/json would change or drop them.
 func optionalJSON(v any) (string, error) {
 	if v == nil {
 		return "", nil
+	}
+	if err := checkValue(v, strings.ReplaceAll(reflect.TypeOf(v).String(), "codeoid.", "")); err != nil {
+		return "", err
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -108,6 +108,15 @@ func (e *Error) Is(target error) bool {
 	return ok && c == e.code
 }
 
+// As sets a *Code target to this error's code, so errors.As(err, &code) works as errors.Is does.
+func (e *Error) As(target any) bool {
+	code, ok := target.(*Code)
+	if ok {
+		*code = e.code
+	}
+	return ok
+}
+
 // takeError converts an owned codeoid_error into a Go error (nil for NULL) and frees it.
 func takeError(err *C.codeoid_error) error {
 	if err == nil {

@@ -201,6 +201,9 @@ func TextPart(text string) Part { return Part{Type: "text", Text: text} }
 // ToolCallPart is a tool call with a canonical id and input encoded as JSON; it fails when input
 // cannot be encoded (a channel, a func, a NaN), rather than recording a call with other input.
 func ToolCallPart(id, name string, input any) (Part, error) {
+	if err := checkValue(input, "input of tool call "+id); err != nil {
+		return Part{}, err
+	}
 	raw, err := json.Marshal(input)
 	if err != nil {
 		return Part{}, fmt.Errorf("codeoid: cannot encode the input of tool call %q (%s) as JSON: %w", id, name, err)
