@@ -66,6 +66,11 @@ pub fn check_path(path: &Path) -> Result<std::fs::Metadata> {
                 path.display()
             ))
             .with_source(e)
+        } else if path.as_os_str().as_encoded_bytes().contains(&0) {
+            Error::invalid_input(format!(
+                "the import path {:?} holds a NUL byte, which no file name can",
+                path.display().to_string()
+            ))
         } else {
             Error::io("inspect", path, e)
         }

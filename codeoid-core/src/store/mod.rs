@@ -476,6 +476,12 @@ fn validate_path(path: &Path) -> Result<()> {
              private in-memory store, or give a file path",
         ));
     }
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(Error::invalid_input(format!(
+            "the store path {:?} holds a NUL byte, which no file name can; give a file path",
+            path.display().to_string()
+        )));
+    }
     Ok(())
 }
 

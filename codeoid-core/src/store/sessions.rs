@@ -201,6 +201,11 @@ pub(crate) fn find(conn: &Connection, id: &str) -> Result<Option<Session>> {
 
 /// The session `id`, or a [`ErrorKind::NotFound`] error naming it.
 pub(crate) fn require(conn: &Connection, id: &str) -> Result<Session> {
+    if id.is_empty() {
+        return Err(Error::invalid_input(
+            "session id is empty; use the id of a started or listed session",
+        ));
+    }
     find(conn, id)?.ok_or_else(|| not_found(id))
 }
 

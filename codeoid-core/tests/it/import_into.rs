@@ -951,6 +951,10 @@ fn bad_arguments_are_clear_errors() {
             "{err}"
         );
     }
+    // A NUL byte (from a binding's string) names no file: a bad argument, not an I/O failure.
+    let err = import::check_path(std::path::Path::new("logs\0.jsonl")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.message().contains("NUL byte"), "{err}");
 }
 
 #[test]

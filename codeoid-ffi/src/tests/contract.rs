@@ -724,11 +724,16 @@ fn zero_length_text_with_a_pointer_is_the_empty_string() {
     let empty = "";
     let nonnull: *const c_char = c"ignored".as_ptr();
     let mut out = Out::new();
-    // An empty session id is a real, checked value: not found, never a NULL-argument error.
+    // An empty session id is a real, checked value, never a NULL-argument error.
     // SAFETY: a valid pointer with length 0.
     let err =
         check(unsafe { codeoid_memory_session(fx.memory, nonnull, 0, out.ptr()) }).unwrap_err();
-    assert_eq!(err.code, CODEOID_ERROR_NOT_FOUND, "{err:?}");
+    assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{err:?}");
+    assert!(
+        err.message.contains("session id is empty"),
+        "{}",
+        err.message
+    );
     // An empty options text is not JSON.
     // SAFETY: as above.
     let err = check(unsafe { codeoid_memory_start_session(fx.memory, nonnull, 0, out.ptr()) })

@@ -296,7 +296,7 @@ func TestErrorsAreValuesWithCodes(t *testing.T) {
 	if _, err := m.Session("ses_\xff"); !errors.Is(err, codeoid.ErrInvalidUTF8) {
 		t.Fatalf("invalid UTF-8: %v", err)
 	}
-	if _, err := m.Session(""); !errors.Is(err, codeoid.ErrNotFound) {
+	if _, err := m.Session(""); !errors.Is(err, codeoid.ErrInvalidInput) {
 		t.Fatalf("empty id is a value, not NULL: %v", err)
 	}
 	if _, err := m.StartSession(codeoid.SessionOptions{ID: "ses_r"}); err != nil {

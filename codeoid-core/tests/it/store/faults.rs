@@ -504,7 +504,11 @@ fn a_read_only_directory_is_an_io_error_naming_the_path() {
 
 #[test]
 fn a_path_that_names_no_file_is_invalid_input() {
-    for (path, needle) in [("", "empty"), (":memory:", "open_in_memory")] {
+    for (path, needle) in [
+        ("", "empty"),
+        (":memory:", "open_in_memory"),
+        ("a\0b.db", "NUL byte"),
+    ] {
         let err = Store::open(path).err().unwrap();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{path:?}: {err}");
         assert!(err.message().contains(needle), "{err}");
