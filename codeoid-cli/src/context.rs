@@ -104,11 +104,6 @@ impl Context {
             ),
             _ => {}
         }
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).with_context(|| {
-                format!("cannot create the store directory {}", parent.display())
-            })?;
-        }
         match Store::open(&path) {
             Ok(store) => Ok(Arc::new(store)),
             // A command that only reads can read a store it may not write (read-only media or

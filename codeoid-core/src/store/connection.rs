@@ -37,6 +37,28 @@ pub(crate) const WRITER_CACHE_KIB: i64 = -4 * 1024;
 /// for hundreds of episodes, whose FTS merges re-read the index pages the batch just wrote.
 pub(crate) const BATCH_CACHE_KIB: i64 = -32 * 1024;
 
+/// Creates the folder store `path` goes in, when it has one and it is missing.
+///
+/// # Errors
+/// [`ErrorKind::Io`]; when a component of the folder is a file, the message names that file.
+pub(crate) fn create_parent(path: &Path) -> Result<()> {
+    let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(parent).map_err(|e| match parent.ancestors().find(|a| a.is_file()) {
+        Some(file) => Error::new(
+            ErrorKind::Io,
+            format!(
+                "cannot create the store directory {}: {} is a file, not a directory; open \
+                     the store at another path",
+                parent.display(),
+                file.display()
+            ),
+        ),
+        None => Error::io("create the store directory", parent, e),
+    })
+}
+
 /// Opens a read-write connection to `path` (created when missing) with the busy timeout and a
 /// page cache of `cache_kib` (negative: KiB) applied.
 pub(crate) fn open(path: &Path, busy_timeout: Duration, cache_kib: i64) -> Result<Connection> {

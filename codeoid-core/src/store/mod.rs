@@ -215,10 +215,7 @@ impl Store {
         }
         validate_path(path)?;
         validate_options(&options)?;
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| Error::io("create the store directory", parent, e))?;
-        }
+        connection::create_parent(path)?;
         let mut conn = connection::open(path, options.busy_timeout, connection::WRITER_CACHE_KIB)?;
         // SQLite opens a file it may not write read-only without a word; reading it now would
         // leave a -wal and -shm of this process's owner beside another user's store.

@@ -503,6 +503,20 @@ fn a_read_only_directory_is_an_io_error_naming_the_path() {
 }
 
 #[test]
+fn a_file_where_the_store_folder_should_be_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes");
+    std::fs::write(&file, "kept").unwrap();
+    for path in [file.join("codeoid.db"), file.join("deeper/codeoid.db")] {
+        let err = Store::open(&path).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::Io, "{}", err.full_message());
+        let named = format!("{} is a file, not a directory", file.display());
+        assert!(err.message().contains(&named), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
+}
+
+#[test]
 fn a_path_that_names_no_file_is_invalid_input() {
     for (path, needle) in [
         ("", "empty"),
