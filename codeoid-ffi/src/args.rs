@@ -94,13 +94,27 @@ pub(crate) unsafe fn optional_text<'a>(
     }
 }
 
-/// Parses the JSON text `json` (the argument `name`) as a `T`, whose shape `what` describes.
+/// Parses the JSON text `json` (the argument `name`) as a `T`, whose shape `what` describes. The
+/// message names the field that failed (`as_of`, `filters.since`, `[2].parts[0]`), not only
+/// where in the text it was.
 pub(crate) fn parse_json<T: DeserializeOwned>(json: &str, name: &str, what: &str) -> FfiResult<T> {
-    serde_json::from_str(json).map_err(|e| {
-        Failure::invalid_input(format!(
-            "argument `{name}` is not {what}: {e}; see docs/ffi.md for the JSON shapes"
-        ))
-    })
+    let mut reader = serde_json::Deserializer::from_str(json);
+    let parsed = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let field = e.path().to_string();
+        let at = if field == "." {
+            String::new()
+        } else {
+            format!(" at `{field}`")
+        };
+        (at, e.into_inner())
+    });
+    parsed
+        .and_then(|value| reader.end().map(|()| value).map_err(|e| (String::new(), e)))
+        .map_err(|(at, e)| {
+            Failure::invalid_input(format!(
+                "argument `{name}` is not {what}{at}: {e}; see docs/ffi.md for the JSON shapes"
+            ))
+        })
 }
 
 /// Parses optional JSON: NULL (not given) is `T::default()`.

@@ -177,6 +177,10 @@ fn recall_finds_a_recorded_episode_lexically_without_a_model() {
             "since",
         ),
         ("[]", "options_json"),
+        // A value of the wrong form names its field, wherever it is.
+        (r#"{"as_of": "yesterday"}"#, "at `as_of`"),
+        (r#"{"filters": {"since": 3}}"#, "at `filters.since`"),
+        (r#"{"limit": 3} trailing"#, "trailing characters"),
     ] {
         let err = recall(&fx, None, "x", Some(options)).unwrap_err();
         assert_eq!(err.code, CODEOID_ERROR_INVALID_INPUT, "{options}: {err:?}");

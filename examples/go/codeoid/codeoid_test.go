@@ -617,6 +617,9 @@ func TestRecallAndTheMemoryTools(t *testing.T) {
 	if _, err := m.Recall("", "x", &codeoid.RecallOptions{Limit: 101}); !errors.Is(err, codeoid.ErrInvalidInput) {
 		t.Fatalf("limit: %v", err)
 	}
+	if _, err := m.Recall("", "x", &codeoid.RecallOptions{AsOf: "yesterday"}); !errors.Is(err, codeoid.ErrInvalidInput) || !strings.Contains(err.Error(), "`as_of`") {
+		t.Fatalf("as_of that is no time: %v", err)
+	}
 	if _, err := m.Recall("ses_missing", "x", nil); !errors.Is(err, codeoid.ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
 	}
