@@ -13,6 +13,9 @@
 //!   turn per model response or tool result), into a store that already holds about 30,000
 //!   episodes and whose FTS merges have settled; the store's background work (checkpoints, FTS
 //!   merges) runs in the pauses.
+//! - `store/long_session/*`: the rotation bookkeeping and a whole `Memory::record_turn` of an
+//!   assistant turn in one session of 40,000 turns that never rotated; neither may grow with the
+//!   session.
 //! - `store/at_100k/*`: `timeline` first page, a `before` page deep in history, `get_episode`,
 //!   their texts and the first `get_episode` page the tool shows, on a store holding 100,000
 //!   episodes. Target: < 1 ms each.
@@ -32,6 +35,8 @@ mod corpus;
 mod fixtures;
 #[path = "store/ingest.rs"]
 mod ingest;
+#[path = "store/long_session.rs"]
+mod long_session;
 #[path = "store/measure.rs"]
 mod measure;
 #[path = "store/one_turn.rs"]
@@ -42,6 +47,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use crate::at_100k::at_100k;
 use crate::corpus::corpus;
 use crate::ingest::{ingest, ingest_capped, ingest_real_sessions};
+use crate::long_session::long_session;
 use crate::one_turn::{paced, single};
 
 fn benches(c: &mut Criterion) {
@@ -53,6 +59,7 @@ fn benches(c: &mut Criterion) {
     }
     single(c, &calls, &prompts);
     paced(c, &calls, &prompts);
+    long_session(c, &calls, &prompts);
     at_100k(c, &calls, &prompts);
 }
 

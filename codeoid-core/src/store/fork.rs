@@ -25,6 +25,7 @@ use rusqlite::params;
 
 use super::connection::db_error;
 use super::record::load_chunker;
+use super::rotation;
 use super::sessions::{self, Lineage, LineageKind, NewSession, Session};
 use super::snapshot::state_after;
 use super::sync::first_intent_before;
@@ -219,6 +220,7 @@ impl Store {
                 ])
             })
             .map_err(|e| db_error(&context, e))?;
+            rotation::recount(tx, &id)?;
             let session = sessions::require(tx, &id)?;
             let episode = fork_episode(&session, &parent, at, created);
             let episode_id = episodes::insert(tx, &session, &episode, None, self.options(), &[])?

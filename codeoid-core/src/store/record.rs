@@ -28,7 +28,7 @@ use super::prepared::{PreparedEpisode, PreparedTurn};
 use super::sessions::{self, LineageKind, Session};
 use super::snapshot::keeps_snapshot;
 use super::{Store, StoreOptions, episodes, to_millis, usage};
-use crate::canonical::{Chunker, Turn, TurnPosition, truncate_chars};
+use crate::canonical::{Chunker, Role, Turn, TurnPosition, truncate_chars};
 use crate::error::{Error, Result};
 
 /// Longest first intent kept on a session (the rest is in the turns and episodes).
@@ -85,17 +85,33 @@ pub(crate) struct Tip {
     /// A finish may have changed the state since the last turn, so the next turn must keep a
     /// snapshot (see `snapshot`).
     pub after_finish: bool,
+    /// Where the session's last rotation happened (`sessions.rotated_at_turn`).
+    pub rotated_at_turn: u64,
+    /// Assistant turns appended at or after `rotated_at_turn` and not yet saved: what
+    /// [`Tip::save`] adds to the session's count of them (see `rotation`).
+    pub assistant_turns_added: u64,
 }
 
 impl Tip {
     /// The tip of `session` as stored.
     pub(crate) fn load(tx: &Transaction<'_>, session: &Session) -> Result<Tip> {
+        let (state, rotated_at_turn): (String, i64) = tx
+            .prepare_cached("SELECT chunker_state, rotated_at_turn FROM sessions WHERE id = ?1")
+            .and_then(|mut stmt| stmt.query_row([&session.id], |r| Ok((r.get(0)?, r.get(1)?))))
+            .map_err(|e| {
+                db_error(
+                    &format!("cannot read the state of session {:?}", session.id),
+                    e,
+                )
+            })?;
         Ok(Tip {
-            chunker: load_chunker(tx, &session.id)?,
+            chunker: Chunker::from_state_json(&state)?,
             seq: session.turn_count,
             latest: session.last_activity_at,
             first_intent: session.first_intent.clone(),
             after_finish: session.finished_at.is_some(),
+            rotated_at_turn: rotated_at_turn.max(0) as u64,
+            assistant_turns_added: 0,
         })
     }
 
@@ -142,6 +158,9 @@ impl Tip {
         if self.first_intent.is_none() {
             self.first_intent = first_intent_of(&stored, is_subagent(session));
         }
+        if prepared.role == Role::Assistant && self.seq >= self.rotated_at_turn {
+            self.assistant_turns_added += 1;
+        }
         self.seq += 1;
         self.after_finish = false;
         Ok(prepared)
@@ -178,11 +197,13 @@ impl Tip {
     /// Writes the tip back to the session row. When the turn count changed, the session was
     /// resumed (or its tail rewritten) and is no longer finished: `finished_at` is cleared, so
     /// it stays set only while no turn follows the finish. A caller that finishes sets it after.
-    pub(crate) fn save(&self, tx: &Transaction<'_>, session_id: &str) -> Result<()> {
+    /// The assistant turns appended since the last save are added to the session's count.
+    pub(crate) fn save(&mut self, tx: &Transaction<'_>, session_id: &str) -> Result<()> {
         tx.prepare_cached(
             "UPDATE sessions SET turn_count = ?2, chunker_state = ?3,
                  last_activity_at = ?4, first_intent = ?5,
-                 finished_at = CASE WHEN turn_count = ?2 THEN finished_at END
+                 finished_at = CASE WHEN turn_count = ?2 THEN finished_at END,
+                 assistant_turns_since_rotation = assistant_turns_since_rotation + ?6
              WHERE id = ?1",
         )
         .and_then(|mut stmt| {
@@ -191,10 +212,12 @@ impl Tip {
                 self.seq as i64,
                 self.chunker.to_state_json(),
                 to_millis(self.latest),
-                self.first_intent
+                self.first_intent,
+                self.assistant_turns_added as i64
             ])
         })
         .map_err(|e| db_error(&format!("cannot update session {session_id:?}"), e))?;
+        self.assistant_turns_added = 0;
         Ok(())
     }
 }

@@ -3,9 +3,12 @@
 //! turns.
 //!
 //! The policy itself (`crate::rotate`) is pure; this file stores its inputs and outputs:
-//! - the number of assistant turns since the last rotation is *derived* from the turns table
-//!   (`rotated_at_turn` marks where the last rotation happened), so it cannot drift from what was
-//!   actually recorded, in any configuration;
+//! - the number of assistant turns since the last rotation (those at or after `rotated_at_turn`,
+//!   where the last rotation happened) is kept in the session row (schema version 7) by every
+//!   write that adds or removes turns, in its transaction: appending adds what it appended
+//!   (`Tip::save`), a tail replacement and a fork count the rows again ([`recount`]) and a
+//!   rotation starts again from none. Reading it costs the same in a session of forty thousand
+//!   turns as in one of four;
 //! - the pending seed is opaque JSON written in the same transaction as the rotation and taken
 //!   (read and cleared) atomically, so the first message after a rotation carries it exactly once,
 //!   even with several processes sharing the store;
@@ -80,7 +83,8 @@ impl Store {
         self.read(|conn| {
             let row = conn
                 .prepare_cached(
-                    "SELECT rotation_count, rotated_at_turn, context_window, pending_seed
+                    "SELECT rotation_count, assistant_turns_since_rotation, context_window,
+                         pending_seed
                      FROM sessions WHERE id = ?1",
                 )
                 .and_then(|mut stmt| {
@@ -95,14 +99,7 @@ impl Store {
                     .optional()
                 })
                 .map_err(|e| db_error(&context, e))?;
-            let (count, rotated_at_turn, window, seed) = row.ok_or_else(|| not_found(id))?;
-            let since: i64 = conn
-                .prepare_cached(
-                    "SELECT count(*) FROM turns
-                     WHERE session_id = ?1 AND seq >= ?2 AND role = 'assistant'",
-                )
-                .and_then(|mut stmt| stmt.query_row(params![id, rotated_at_turn], |r| r.get(0)))
-                .map_err(|e| db_error(&context, e))?;
+            let (count, since, window, seed) = row.ok_or_else(|| not_found(id))?;
             Ok(RotationBookkeeping {
                 rotation_count: count.max(0) as u64,
                 assistant_turns_since_rotation: since.max(0) as u64,
@@ -258,6 +255,41 @@ impl Store {
         })
     }
 }
+/// Where session `id`'s last rotation happened: its turn count then (0 before any).
+///
+/// # Errors
+/// A database error; [`ErrorKind::NotFound`] when there is no such session.
+pub(crate) fn rotated_at_turn(tx: &Transaction<'_>, id: &str) -> Result<u64> {
+    tx.prepare_cached("SELECT rotated_at_turn FROM sessions WHERE id = ?1")
+        .and_then(|mut stmt| stmt.query_row([id], |r| r.get::<_, i64>(0)).optional())
+        .map_err(|e| {
+            db_error(
+                &format!("cannot read the rotation state of session {id:?}"),
+                e,
+            )
+        })?
+        .map(|at| at.max(0) as u64)
+        .ok_or_else(|| not_found(id))
+}
+
+/// Counts session `id`'s assistant turns since its last rotation again, from its turns: after a
+/// write that removed turns or copied them in (a tail replacement, a fork). Costs a read of
+/// every turn since the rotation, so the append path keeps the count itself.
+///
+/// # Errors
+/// A database error.
+pub(crate) fn recount(tx: &Transaction<'_>, id: &str) -> Result<()> {
+    tx.prepare_cached(
+        "UPDATE sessions SET assistant_turns_since_rotation = (
+             SELECT count(*) FROM turns
+             WHERE session_id = ?1 AND seq >= sessions.rotated_at_turn AND role = 'assistant')
+         WHERE id = ?1",
+    )
+    .and_then(|mut stmt| stmt.execute([id]))
+    .map_err(|e| db_error(&format!("cannot count the turns of session {id:?}"), e))?;
+    Ok(())
+}
+
 /// Rotates session `id` inside `tx`: increments its rotation count, sets the backing context and
 /// time, marks the turn the rotation happened at, stores `pending_seed` (JSON) and writes the
 /// `rotation` episode. Shared by [`Store::record_rotation`] and [`Store::rotate_session`].
@@ -278,7 +310,10 @@ pub(crate) fn rotate_in(
     tx.execute(
         "UPDATE sessions SET rotation_count = ?2, last_rotation_at = ?3,
              backing_context_id = ?4, last_activity_at = max(last_activity_at, ?3),
-             rotated_at_turn = turn_count, pending_seed = ?5
+             rotated_at_turn = turn_count, pending_seed = ?5,
+             assistant_turns_since_rotation = (
+                 SELECT count(*) FROM turns
+                 WHERE session_id = ?1 AND seq >= sessions.turn_count AND role = 'assistant')
          WHERE id = ?1",
         params![
             id,

@@ -15,7 +15,8 @@
 //!   version 2 keep `NULL` there. Version 3 adds the `counters` table (the episode key floor);
 //!   version 4 moves vectors to a table with row ids (see `V4`); version 5 records where the
 //!   current backing context of a session began (see `V5`); version 6 remembers the episodes a
-//!   tail replacement removed (see `V6`).
+//!   tail replacement removed (see `V6`); version 7 keeps each session's count of assistant turns
+//!   since its last rotation (see `V7`).
 //!
 //! See `docs/store.md` for the tables and what each column means. This module deliberately holds
 //! only DDL and version logic; the queries live with their concepts.
@@ -31,10 +32,10 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const APPLICATION_ID: i32 = 0x6364_6f64;
 
 /// The schema version this library writes and understands.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Migration `i` takes a store from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 6] = [V1, V2, V3, V4, V5, V6];
+const MIGRATIONS: [&str; 7] = [V1, V2, V3, V4, V5, V6, V7];
 
 const V1: &str = r"
 CREATE TABLE workspaces (
@@ -241,6 +242,21 @@ CREATE TABLE replaced_episodes (
     replaced_at  INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX replaced_episodes_by_session ON replaced_episodes(session_id);
+";
+
+/// The assistant turns each session recorded since its last rotation (those at `seq >=
+/// rotated_at_turn`), which the rotation policy reads after every assistant turn. Counting the
+/// rows per call read one `turns` row per turn: 20 ms per assistant turn in a session of 40,000
+/// turns that never rotated. The write paths keep the count in the transaction that adds or
+/// removes turns (see `store::rotation`); the backfill counts what is stored. Not triggers: a
+/// statement that fires one takes a savepoint, at which FTS5 writes its pending rows out as a
+/// segment, one per turn of a batch.
+const V7: &str = r"
+ALTER TABLE sessions ADD COLUMN assistant_turns_since_rotation INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET assistant_turns_since_rotation = (
+    SELECT count(*) FROM turns t
+    WHERE t.session_id = sessions.id AND t.seq >= sessions.rotated_at_turn
+        AND t.role = 'assistant');
 ";
 
 /// The end of version 4, after [`move_vectors`].
@@ -627,6 +643,57 @@ mod tests {
         // row spilled to an overflow page of its own (1,143 pages for these 1,000).
         let used = pages(&conn) - start;
         assert!(used < 600, "{used} pages for 1,000 vectors");
+    }
+
+    #[test]
+    fn version_7_counts_each_sessions_assistant_turns_since_its_rotation() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in [V1, V2, V3, V4, V4_END, V5, V6] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        conn.execute(
+            "INSERT INTO workspaces (id, tenant, key, root, created_at) VALUES ('ws', '', 'k', '/w', 0)",
+            [],
+        )
+        .unwrap();
+        // `rotated` rotated at turn 3 of its 7; `fresh` never rotated.
+        for (id, rotated_at_turn, turns) in [("rotated", 3, 7), ("fresh", 0, 4)] {
+            conn.execute(
+                "INSERT INTO sessions (id, workspace_id, root, created_at, last_activity_at,
+                     turn_count, rotated_at_turn)
+                 VALUES (?1, 'ws', '/w', 0, 0, ?2, ?3)",
+                params![id, turns, rotated_at_turn],
+            )
+            .unwrap();
+            for seq in 0..turns {
+                let role = if seq % 2 == 1 { "assistant" } else { "user" };
+                insert_turn(&conn, id, seq, role);
+            }
+        }
+        migrate(&mut conn).unwrap();
+        let since = |id: &str| -> i64 {
+            conn.query_row(
+                "SELECT assistant_turns_since_rotation FROM sessions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        // Assistant turns at seq 3 and 5; at 1 and 3.
+        assert_eq!((since("rotated"), since("fresh")), (2, 2));
+    }
+
+    /// Inserts turn `seq` of session `id` with `role` and an empty JSON body.
+    fn insert_turn(conn: &Connection, id: &str, seq: i64, role: &str) {
+        conn.execute(
+            "INSERT INTO turns (session_id, seq, turn_id, role, created_at, json)
+             VALUES (?1, ?2, 't' || ?2, ?3, 0, '{}')",
+            params![id, seq, role],
+        )
+        .unwrap();
     }
 
     #[test]

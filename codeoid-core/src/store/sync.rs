@@ -33,6 +33,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::connection::db_error;
 use super::record::{Tip, first_intent_of, is_subagent, load_chunker, seq_of, validate_batch};
+use super::rotation::{self, rotated_at_turn};
 use super::sessions::{self, Session};
 use super::snapshot::{has_snapshot, state_after};
 use super::{Store, episodes, from_millis, replaced, to_millis};
@@ -331,6 +332,7 @@ impl Store {
                         .map_err(|e| db_error(&context, e))?;
                 }
                 outcome.removed = stored - diverged;
+                rotation::recount(tx, session_id)?;
             }
             outcome.episodes_removed = episodes::delete_derived(tx, session_id, diverged)?;
             let first_intent = match &session.first_intent {
@@ -344,6 +346,8 @@ impl Store {
                 first_intent,
                 // The resumed state is what replaying the kept turns gives: no snapshot needed.
                 after_finish: false,
+                rotated_at_turn: rotated_at_turn(tx, session_id)?,
+                assistant_turns_added: 0,
             };
             let tail: Vec<&Turn> = turns[(diverged - first_seq) as usize..].iter().collect();
             for turn in &tail {

@@ -11,6 +11,7 @@ mod read_only;
 mod real_logs;
 mod record;
 mod render;
+mod rotation_count;
 mod sync;
 mod timeline;
 mod workspace;

@@ -649,6 +649,7 @@ fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
          DROP TABLE v4;
          ALTER TABLE sessions DROP COLUMN context_started_turn;
          DROP TABLE replaced_episodes;
+         ALTER TABLE sessions DROP COLUMN assistant_turns_since_rotation;
          PRAGMA user_version = 3;",
     )
     .unwrap();
@@ -679,11 +680,12 @@ fn opening_a_store_another_process_is_migrating_waits_for_it() {
     let path = dir.path().join("codeoid.db");
     drop(Store::open(&path).unwrap());
     let conn = rusqlite::Connection::open(&path).unwrap();
-    // A version 3 file: without what versions 4 to 6 add (the vectors table is rebuilt by the
+    // A version 3 file: without what versions 4 to 7 add (the vectors table is rebuilt by the
     // migration whatever its layout).
     conn.execute_batch(
         "ALTER TABLE sessions DROP COLUMN context_started_turn;
          DROP TABLE replaced_episodes;
+         ALTER TABLE sessions DROP COLUMN assistant_turns_since_rotation;
          PRAGMA user_version = 3",
     )
     .unwrap();
