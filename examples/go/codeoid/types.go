@@ -244,8 +244,12 @@ type CallUsage struct {
 
 // Recorded is what recording one turn did.
 type Recorded struct {
-	TurnID     string   `json:"turn_id"`
-	Seq        uint64   `json:"seq"`
+	TurnID string `json:"turn_id"`
+	// Seq is the turn's position in its session; for a duplicate, the earlier turn's.
+	Seq uint64 `json:"seq"`
+	// Duplicate is true when the session already had a turn with this ID: nothing was written
+	// and no error is returned, so re-recording a log is safe. A turn that must be new needs an
+	// ID of its own (or none: the store mints one).
 	Duplicate  bool     `json:"duplicate"`
 	EpisodeIDs []string `json:"episode_ids"`
 }
