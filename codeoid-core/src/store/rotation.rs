@@ -255,6 +255,7 @@ impl Store {
         })
     }
 }
+
 /// Where session `id`'s last rotation happened: its turn count then (0 before any).
 ///
 /// # Errors
