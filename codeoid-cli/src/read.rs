@@ -149,8 +149,10 @@ pub fn stats(context: &Context) -> Result<()> {
     let store = context.store()?;
     let workspaces = store.workspaces()?;
     let mut out = std::io::stdout().lock();
+    // Opened read-only because writing failed: no permission, a read-only mount, or a full
+    // disk; which one, the open that failed knew, not the store.
     let access = if store.is_read_only() {
-        " (read-only: this process may not write it)"
+        " (read-only: this process cannot write it now)"
     } else {
         ""
     };

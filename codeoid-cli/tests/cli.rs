@@ -644,7 +644,7 @@ fn read_commands_read_a_store_they_may_not_write() {
     let read_only = stdout(&env.codeoid(&["stats"]));
     let (first, rest) = read_only.split_once('\n').unwrap();
     assert!(
-        first.ends_with("(read-only: this process may not write it)"),
+        first.ends_with("(read-only: this process cannot write it now)"),
         "{first}"
     );
     assert!(stats.ends_with(rest), "{read_only}");
