@@ -1,8 +1,9 @@
 //! `store/long_session/*`: what an assistant turn costs in one session that is tens of thousands
 //! of turns long and never rotated (a harness that leaves rotation off, a month of one session):
 //! the rotation bookkeeping the policy reads after every assistant turn, and a whole
-//! `Memory::record_turn` of one assistant turn (after a prompt, which is not measured). Neither
-//! may grow with the session.
+//! `Memory::record_turn` of one assistant turn (after a prompt, which is not measured), and,
+//! once the session has rotated, where its live context starts (recall looks it up on every
+//! call). None may grow with the session.
 
 use std::cell::OnceCell;
 use std::sync::Arc;
@@ -108,6 +109,26 @@ pub(crate) fn long_session(c: &mut Criterion, calls: &[RealCall], prompts: &[Str
                 assert!(!outcome.recorded.duplicate && outcome.decision.is_some());
             }
             total
+        });
+    });
+    // Last, since it rotates the session: recall in a rotated session leaves out its live
+    // context, and looks up where that starts on every call.
+    let mut rotated = false;
+    group.bench_function("live_context_start", |b| {
+        let t = target();
+        if !rotated {
+            t.store
+                .rotate_session(&t.session, None, None, None)
+                .expect("rotated");
+            t.store.take_pending_seed(&t.session).expect("seed taken");
+            let after = exchanges(calls, prompts, history(), 1);
+            t.store.record_turns(&t.session, &after).expect("recorded");
+            rotated = true;
+        }
+        b.iter(|| {
+            let start = t.store.live_context_start(&t.session).expect("start");
+            assert!(start.is_some());
+            start
         });
     });
     group.finish();

@@ -31,6 +31,22 @@ use crate::error::{Error, ErrorKind, Result};
 /// The most characters of the session's name or first prompt a rotation event repeats.
 const NAME_MAX_CHARS: usize = 200;
 
+/// The key of the first episode of session `?1` at or after turn `?2`, or one past every key
+/// when there is none. An episode the chunker emitted has `origin_seq >= turn_seq` (the push of
+/// its own turn or of a later one emitted it), so its half reads `episodes_by_origin` from turn
+/// `?2` on; the episodes nothing emitted (rotations, raw outputs, fork markers) have an index of
+/// their own. Neither half reads the session's earlier episodes: the lookup costs the same at
+/// any session length.
+const LIVE_CONTEXT_START: &str = "
+    SELECT coalesce(
+        (SELECT min(pk) FROM (
+             SELECT min(pk) AS pk FROM episodes
+             WHERE session_id = ?1 AND origin_seq >= ?2 AND turn_seq >= ?2
+             UNION ALL
+             SELECT min(pk) FROM episodes
+             WHERE session_id = ?1 AND origin_seq IS NULL AND turn_seq >= ?2)),
+        (SELECT coalesce(max(pk), 0) + 1 FROM episodes))";
+
 /// The outcome of [`Store::record_rotation`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rotation {
@@ -140,14 +156,12 @@ impl Store {
             if count == 0 {
                 return Ok(None);
             }
-            conn.prepare_cached(
-                "SELECT coalesce(
-                     (SELECT min(pk) FROM episodes WHERE session_id = ?1 AND turn_seq >= ?2),
-                     (SELECT coalesce(max(pk), 0) + 1 FROM episodes))",
-            )
-            .and_then(|mut stmt| stmt.query_row(params![id, context_started_turn], |r| r.get(0)))
-            .map(Some)
-            .map_err(|e| db_error(&context, e))
+            conn.prepare_cached(LIVE_CONTEXT_START)
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![id, context_started_turn], |r| r.get(0))
+                })
+                .map(Some)
+                .map_err(|e| db_error(&context, e))
         })
     }
 
@@ -349,4 +363,36 @@ pub(crate) fn rotate_in(
         at,
         episode_id: inserted.unwrap_or(episode.id),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_context_start_reads_indexes_only() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {LIVE_CONTEXT_START}"))
+            .unwrap()
+            .query_map(params!["ses", 7], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let episodes: Vec<&String> = plan
+            .iter()
+            .filter(|step| step.contains("episodes"))
+            .collect();
+        assert!(
+            episodes.iter().any(|s| s.contains("episodes_by_origin"))
+                && episodes.iter().any(|s| s.contains("episodes_unoriginated")),
+            "{plan:#?}"
+        );
+        // No step reads the session's episodes one by one through another index.
+        assert!(
+            !episodes.iter().any(|s| s.contains("episodes_by_session")),
+            "{plan:#?}"
+        );
+    }
 }

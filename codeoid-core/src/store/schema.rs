@@ -251,12 +251,18 @@ CREATE INDEX replaced_episodes_by_session ON replaced_episodes(session_id);
 /// removes turns (see `store::rotation`); the backfill counts what is stored. Not triggers: a
 /// statement that fires one takes a savepoint, at which FTS5 writes its pending rows out as a
 /// segment, one per turn of a batch.
+///
+/// Also an index of the episodes no chunker event emitted (rotations, raw outputs, fork markers,
+/// and rows from before version 2) by turn: with `episodes_by_origin` it lets recall find where
+/// a rotated session's live context starts without reading every episode of the session (see
+/// `Store::live_context_start`). The chunker's episodes never need it, so ingest does not pay.
 const V7: &str = r"
 ALTER TABLE sessions ADD COLUMN assistant_turns_since_rotation INTEGER NOT NULL DEFAULT 0;
 UPDATE sessions SET assistant_turns_since_rotation = (
     SELECT count(*) FROM turns t
     WHERE t.session_id = sessions.id AND t.seq >= sessions.rotated_at_turn
         AND t.role = 'assistant');
+CREATE INDEX episodes_unoriginated ON episodes(session_id, turn_seq) WHERE origin_seq IS NULL;
 ";
 
 /// The end of version 4, after [`move_vectors`].

@@ -6,6 +6,7 @@ mod aggregates;
 mod canonical_doc;
 mod faults;
 mod lexical;
+mod live_context;
 mod merge;
 mod read_only;
 mod real_logs;

@@ -650,6 +650,7 @@ fn a_version_3_file_opens_with_its_vectors_moved_and_its_wal_emptied() {
          ALTER TABLE sessions DROP COLUMN context_started_turn;
          DROP TABLE replaced_episodes;
          ALTER TABLE sessions DROP COLUMN assistant_turns_since_rotation;
+         DROP INDEX episodes_unoriginated;
          PRAGMA user_version = 3;",
     )
     .unwrap();
@@ -686,6 +687,7 @@ fn opening_a_store_another_process_is_migrating_waits_for_it() {
         "ALTER TABLE sessions DROP COLUMN context_started_turn;
          DROP TABLE replaced_episodes;
          ALTER TABLE sessions DROP COLUMN assistant_turns_since_rotation;
+         DROP INDEX episodes_unoriginated;
          PRAGMA user_version = 3",
     )
     .unwrap();
