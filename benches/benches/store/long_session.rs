@@ -1,9 +1,10 @@
 //! `store/long_session/*`: what an assistant turn costs in one session that is tens of thousands
 //! of turns long and never rotated (a harness that leaves rotation off, a month of one session):
 //! the rotation bookkeeping the policy reads after every assistant turn, and a whole
-//! `Memory::record_turn` of one assistant turn (after a prompt, which is not measured), and,
-//! once the session has rotated, where its live context starts (recall looks it up on every
-//! call). None may grow with the session.
+//! `Memory::record_turn` of one assistant turn (after a prompt, which is not measured; the
+//! session grows by two turns per iteration, to several times its first length), and, once the
+//! session has rotated, where its live context starts (recall looks it up on every call). None
+//! may grow with the session.
 
 use std::cell::OnceCell;
 use std::sync::Arc;
@@ -124,6 +125,11 @@ pub(crate) fn long_session(c: &mut Criterion, calls: &[RealCall], prompts: &[Str
             let after = exchanges(calls, prompts, history(), 1);
             t.store.record_turns(&t.session, &after).expect("recorded");
             rotated = true;
+            // The answers recorded above (two turns each) grew the session since it was built.
+            println!(
+                "store/long_session: rotated at {} turns",
+                t.store.session(&t.session).expect("session").turn_count
+            );
         }
         b.iter(|| {
             let start = t.store.live_context_start(&t.session).expect("start");
