@@ -95,7 +95,7 @@ pub(crate) unsafe fn optional_text<'a>(
 }
 
 /// Parses the JSON text `json` (the argument `name`) as a `T`, whose shape `what` describes. The
-/// message names the field that failed (`as_of`, `filters.since`, `[2].parts[0]`), not only
+/// message names the field that failed (`as_of`, `filters.since`, `filters.paths[0]`), not only
 /// where in the text it was.
 pub(crate) fn parse_json<T: DeserializeOwned>(json: &str, name: &str, what: &str) -> FfiResult<T> {
     let mut reader = serde_json::Deserializer::from_str(json);
