@@ -288,8 +288,9 @@ pub(crate) fn rotated_at_turn(tx: &Transaction<'_>, id: &str) -> Result<u64> {
 }
 
 /// Counts session `id`'s assistant turns since its last rotation again, from its turns: after a
-/// write that removed turns or copied them in (a tail replacement, a fork). Costs a read of
-/// every turn since the rotation, so the append path keeps the count itself.
+/// write that removed turns or copied them in (a tail replacement, a fork) or moved the rotation
+/// mark (a rotation, where none is past it yet). Costs a read of every turn since the rotation,
+/// so the append path keeps the count itself.
 ///
 /// # Errors
 /// A database error.
@@ -325,10 +326,7 @@ pub(crate) fn rotate_in(
     tx.execute(
         "UPDATE sessions SET rotation_count = ?2, last_rotation_at = ?3,
              backing_context_id = ?4, last_activity_at = max(last_activity_at, ?3),
-             rotated_at_turn = turn_count, pending_seed = ?5,
-             assistant_turns_since_rotation = (
-                 SELECT count(*) FROM turns
-                 WHERE session_id = ?1 AND seq >= sessions.turn_count AND role = 'assistant')
+             rotated_at_turn = turn_count, pending_seed = ?5
          WHERE id = ?1",
         params![
             id,
@@ -339,6 +337,7 @@ pub(crate) fn rotate_in(
         ],
     )
     .map_err(|e| db_error(&context, e))?;
+    recount(tx, id)?;
     let name = one_line(session.display_name(), NAME_MAX_CHARS);
     let episode = Episode {
         id: episode_id(id, &format!("rotation\0{count}")),
